@@ -1,0 +1,67 @@
+"""The Python API: `ask()` answers one question; the CLI and the server are thin layers over it."""
+
+from __future__ import annotations
+
+import time
+
+from askchain.config import Settings, get_settings
+from askchain.db.base import Engine
+from askchain.errors import AskchainError
+from askchain.llm.base import ChatModel, track_usage
+from askchain.llm.registry import get_model
+from askchain.pipeline.context import Task
+from askchain.pipeline.methods import get_method
+from askchain.pipeline.result import AskResult
+
+
+def ask(
+    question: str,
+    db: str | Engine | None = None,
+    *,
+    method: str = "baseline",
+    model: str | ChatModel | None = None,
+    hint: str = "",
+    settings: Settings | None = None,
+) -> AskResult:
+    """Answer `question` over `db` (a path, URL or open Engine; default: the local Ethereum dataset)."""
+    settings = settings or get_settings()
+    if not question or not question.strip():
+        raise AskchainError("the question is empty")
+    engine = resolve_database(db, settings)
+    chat_model = model if isinstance(model, ChatModel) else get_model(model, settings)
+    run = get_method(method)
+    task = Task(question.strip(), engine, chat_model, settings, hint=hint)
+    started = time.perf_counter()
+    with track_usage() as usage:
+        outcome = run(task)
+    result = outcome.result
+    return AskResult(
+        question=task.question,
+        sql=outcome.sql,
+        columns=result.columns if result else [],
+        rows=[list(r) for r in result.rows] if result else [],
+        truncated=result.truncated if result else False,
+        error=outcome.error,
+        usage=usage.as_dict(),
+        elapsed_s=round(time.perf_counter() - started, 3),
+        method=method,
+        model=chat_model.model_id,
+        db=engine.name,
+        run_id=outcome.trace.get("run_id"),
+        bytes_processed=result.bytes_processed if result else None,
+        candidates=outcome.candidates,
+    )
+
+
+def resolve_database(db: str | Engine | None, settings: Settings) -> Engine:
+    from askchain.db.connect import open_database
+
+    if isinstance(db, Engine):
+        return db
+    if db:
+        return open_database(db, settings.db)
+    try:
+        from askchain.domains.ethereum.dataset import default_engine
+    except ModuleNotFoundError:
+        raise AskchainError("no database given: pass --db PATH (a SQLite or DuckDB file, or a database URL)") from None
+    return default_engine(settings)

@@ -1,0 +1,115 @@
+"""The engine interface: introspection plus the safe executor, the same for every database."""
+
+from __future__ import annotations
+
+import threading
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from askchain.config import DBSettings
+from askchain.db.guard import check_read_only
+from askchain.db.schema import Schema
+from askchain.errors import QueryFailed
+
+
+@dataclass
+class QueryResult:
+    columns: list[str]
+    rows: list[tuple]
+    elapsed_s: float
+    truncated: bool = False
+    sql: str = ""  # the statement the engine ran (after transpilation)
+    bytes_processed: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        data = {
+            "columns": self.columns,
+            "rows": [list(r) for r in self.rows],
+            "elapsed_s": round(self.elapsed_s, 4),
+            "truncated": self.truncated,
+        }
+        if self.bytes_processed is not None:
+            data["bytes_processed"] = self.bytes_processed
+        return data
+
+
+@dataclass
+class Engine(ABC):
+    """A database askchain can read. Subclasses open read-only connections and run already-checked SQL."""
+
+    location: str
+    limits: DBSettings = field(default_factory=DBSettings)
+    #: The sqlglot dialect of the SQL askchain writes for this database (may differ from the engine's own).
+    query_dialect: str = ""
+    #: Qualified table names as written in queries -> local table names (e.g. BigQuery names on a local copy).
+    table_map: dict[str, str] = field(default_factory=dict)
+    #: Domain knowledge to carry into prompts with the schema.
+    notes: str = ""
+
+    dialect: str = ""  # the engine's own sqlglot dialect (class-level data)
+
+    def __post_init__(self):
+        self.query_dialect = self.query_dialect or self.dialect
+        self._schema: Schema | None = None
+        self._schema_lock = threading.Lock()
+
+    # ---- introspection -------------------------------------------------------------------------
+    def schema(self) -> Schema:
+        with self._schema_lock:
+            if self._schema is None:
+                self._schema = self._introspect()
+                self._schema.notes = self.notes
+            return self._schema
+
+    @abstractmethod
+    def _introspect(self) -> Schema: ...
+
+    @abstractmethod
+    def example_rows(self, table: str, limit: int = 3) -> list[tuple]: ...
+
+    # ---- safe execution ------------------------------------------------------------------------
+    def execute(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None) -> QueryResult:
+        """Check, translate and run one read-only statement written in `query_dialect`."""
+        tree = check_read_only(sql, self.query_dialect)
+        # Same dialect and nothing to rename: run the text as written, so results match the user's SQL exactly.
+        native = sql.strip().rstrip(";") if self.query_dialect == self.dialect and not self.table_map else self.translate(tree)
+        started = time.perf_counter()
+        columns, rows, truncated, scanned = self._run(
+            native, max_rows=max_rows or self.limits.max_rows, timeout_s=timeout_s or self.limits.timeout_s
+        )
+        return QueryResult(columns, rows, time.perf_counter() - started, truncated, native, scanned)
+
+    def translate(self, tree: exp.Expression) -> str:
+        """Rewrite mapped table names and transpile to the engine's dialect."""
+        if self.table_map:
+            tree = tree.copy()
+            for table in tree.find_all(exp.Table):
+                qualified = ".".join(p.name for p in table.parts).lower()
+                local = self.table_map.get(qualified)
+                if local:
+                    table.set("this", exp.to_identifier(local))
+                    table.set("db", None)
+                    table.set("catalog", None)
+        try:
+            return tree.sql(dialect=self.dialect, unsupported_level=sqlglot.ErrorLevel.RAISE)
+        except SqlglotError as exc:
+            raise QueryFailed(
+                f"cannot translate this {self.query_dialect} SQL to {self.dialect}: {str(exc).splitlines()[0]}"
+            ) from exc
+
+    @abstractmethod
+    def _run(self, sql: str, *, max_rows: int, timeout_s: float) -> tuple[list[str], list[tuple], bool, int | None]:
+        """Run checked SQL on a read-only connection: (columns, rows, truncated, bytes processed)."""
+
+    def close(self) -> None:  # noqa: B027 - optional for engines holding connections
+        pass
+
+    @property
+    def name(self) -> str:
+        return self.location

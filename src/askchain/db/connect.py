@@ -1,0 +1,57 @@
+"""Open a database by path or URL; the engine is inferred from the URL scheme or the file header."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from askchain.config import DBSettings
+from askchain.db.base import Engine
+from askchain.errors import DatabaseError
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_DUCKDB_MAGIC = b"DUCK"  # at byte offset 8 of a DuckDB file
+
+
+def open_database(location: str, limits: DBSettings | None = None, **options) -> Engine:
+    """`location` is a file path, sqlite:///path, duckdb:///path, postgresql://… or bigquery://PROJECT."""
+    limits = limits or DBSettings()
+    scheme, sep, rest = location.partition("://")
+    if sep:
+        scheme = scheme.lower()
+        if scheme in ("postgres", "postgresql"):
+            from askchain.db.postgres import PostgresEngine
+
+            return PostgresEngine(location, limits, **options)
+        if scheme == "bigquery":
+            from askchain.db.bigquery import BigQueryEngine
+
+            return BigQueryEngine(location, limits, **options)
+        if scheme in ("sqlite", "duckdb"):
+            return _open_file(rest.lstrip("/") and "/" + rest.lstrip("/") if rest.startswith("/") else rest, limits, scheme, options)
+        raise DatabaseError(f"unsupported database URL scheme '{scheme}': use a file path, sqlite://, duckdb://, postgresql:// or bigquery://")
+    return _open_file(location, limits, None, options)
+
+
+def _open_file(path_text: str, limits: DBSettings, engine: str | None, options: dict) -> Engine:
+    path = Path(path_text).expanduser()
+    if not path.is_file():
+        raise DatabaseError(f"database file {path} does not exist")
+    try:
+        with open(path, "rb") as f:
+            header = f.read(16)
+    except OSError as exc:
+        raise DatabaseError(f"cannot read {path}: {exc.strerror}") from exc
+    if engine is None:
+        if header.startswith(_SQLITE_MAGIC):
+            engine = "sqlite"
+        elif header[8:12] == _DUCKDB_MAGIC:
+            engine = "duckdb"
+        else:
+            raise DatabaseError(f"{path} is neither a SQLite nor a DuckDB database file")
+    if engine == "sqlite":
+        from askchain.db.sqlite import SQLiteEngine
+
+        return SQLiteEngine(str(path), limits, **options)
+    from askchain.db.duckdb import DuckDBEngine
+
+    return DuckDBEngine(str(path), limits, **options)

@@ -1,0 +1,98 @@
+"""DuckDB: a read-only connection with external access, extension loading and configuration changes locked."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from askchain.db.base import Engine
+from askchain.db.schema import Column, ForeignKey, Schema, Table
+from askchain.errors import DatabaseError, QueryFailed
+
+# Applied at connect time; `lock_configuration` makes them impossible to change from a query.
+_LOCKED_DOWN = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "lock_configuration": True,
+}
+
+
+@dataclass
+class DuckDBEngine(Engine):
+    dialect: str = "duckdb"
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.path = Path(self.location).expanduser().resolve()
+        try:
+            self._conn = duckdb.connect(str(self.path), read_only=True, config=dict(_LOCKED_DOWN))
+        except duckdb.Error as exc:
+            raise DatabaseError(f"cannot open {self.location} as a DuckDB database: {str(exc).splitlines()[0]}") from exc
+        self._lock = threading.Lock()
+
+    def _cursor(self):
+        with self._lock:
+            return self._conn.cursor()
+
+    def _introspect(self) -> Schema:
+        cur = self._cursor()
+        tables = []
+        for (name, comment) in cur.execute(
+            "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = current_database() "
+            "AND schema_name = current_schema() ORDER BY table_name"
+        ).fetchall():
+            cols = cur.execute(
+                "SELECT column_name, data_type, comment FROM duckdb_columns() WHERE database_name = current_database() "
+                "AND schema_name = current_schema() AND table_name = ? ORDER BY column_index", [name]
+            ).fetchall()
+            pk, fks = set(), []
+            for ctype, ccols, ref_table, ref_cols in cur.execute(
+                "SELECT constraint_type, constraint_column_names, referenced_table, referenced_column_names "
+                "FROM duckdb_constraints() WHERE database_name = current_database() AND table_name = ?", [name]
+            ).fetchall():
+                if ctype == "PRIMARY KEY":
+                    pk.update(ccols)
+                elif ctype == "FOREIGN KEY":
+                    fks.append(ForeignKey(list(ccols), ref_table, list(ref_cols)))
+            q = name.replace('"', '""')
+            count = cur.execute(f'SELECT count(*) FROM "{q}"').fetchone()[0]
+            columns = [Column(c, t, d or None, self._examples(cur, q, c, t), c in pk) for c, t, d in cols]
+            tables.append(Table(name, columns, fks, count, comment or None))
+        return Schema(tables, self.query_dialect, self.path.stem)
+
+    @staticmethod
+    def _examples(cur, table: str, column: str, data_type: str) -> list:
+        if any(k in data_type.upper() for k in ("[]", "STRUCT", "MAP", "BLOB")):
+            return []
+        c = column.replace('"', '""')
+        rows = cur.execute(f'SELECT DISTINCT "{c}" FROM (SELECT "{c}" FROM "{table}" LIMIT 1000) WHERE "{c}" IS NOT NULL LIMIT 3').fetchall()
+        return [r[0] if isinstance(r[0], (int, float, str)) or r[0] is None else str(r[0]) for r in rows]
+
+    def example_rows(self, table: str, limit: int = 3) -> list[tuple]:
+        q = table.replace('"', '""')
+        return self._cursor().execute(f'SELECT * FROM "{q}" LIMIT {int(limit)}').fetchall()
+
+    def _run(self, sql, *, max_rows, timeout_s):
+        cur = self._cursor()
+        timer = threading.Timer(timeout_s, cur.interrupt)
+        timer.start()
+        try:
+            cur.execute(sql)
+            rows = cur.fetchmany(max_rows + 1)
+            columns = [d[0] for d in cur.description or []]
+        except duckdb.InterruptException as exc:
+            raise QueryFailed(f"query stopped at the {timeout_s:g} s time limit") from exc
+        except duckdb.Error as exc:
+            raise QueryFailed(str(exc).splitlines()[0]) from exc
+        finally:
+            timer.cancel()
+            cur.close()
+        return columns, rows[:max_rows], len(rows) > max_rows, None
+
+    def close(self) -> None:
+        self._conn.close()

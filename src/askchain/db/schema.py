@@ -1,0 +1,157 @@
+"""A database's structure as plain data, and its two renderings for prompts (full DDL and a light schema)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Column:
+    name: str
+    type: str
+    description: str | None = None
+    examples: list[Any] = field(default_factory=list)
+    primary_key: bool = False
+
+
+@dataclass
+class ForeignKey:
+    columns: list[str]
+    ref_table: str
+    ref_columns: list[str]
+
+
+@dataclass
+class Table:
+    name: str
+    columns: list[Column]
+    foreign_keys: list[ForeignKey] = field(default_factory=list)
+    row_count: int | None = None
+    description: str | None = None
+    #: How queries name this table when it differs from `name` (e.g. a fully qualified BigQuery name).
+    query_name: str | None = None
+
+    def column(self, name: str) -> Column | None:
+        lowered = name.lower()
+        return next((c for c in self.columns if c.name.lower() == lowered), None)
+
+    @property
+    def primary_key(self) -> list[str]:
+        return [c.name for c in self.columns if c.primary_key]
+
+    @property
+    def display_name(self) -> str:
+        return self.query_name or self.name
+
+
+@dataclass
+class Schema:
+    tables: list[Table]
+    dialect: str
+    name: str = ""
+    #: Free-text knowledge about the data a prompt should carry (units, conventions); set by a domain.
+    notes: str = ""
+
+    def table(self, name: str) -> Table | None:
+        lowered = name.lower().strip("`\"[]")
+        for table in self.tables:
+            if lowered in (table.name.lower(), (table.query_name or "").lower()):
+                return table
+        short = lowered.rsplit(".", 1)[-1]
+        return next((t for t in self.tables if t.name.lower() == short), None)
+
+    def foreign_key_edges(self) -> list[tuple[str, str, str, str]]:
+        """Every (table, column, ref_table, ref_column) pair of the foreign-key graph."""
+        edges = []
+        for table in self.tables:
+            for fk in table.foreign_keys:
+                edges += [(table.name, c, fk.ref_table, r) for c, r in zip(fk.columns, fk.ref_columns)]
+        return edges
+
+    def subset(self, columns_by_table: dict[str, list[str]]) -> "Schema":
+        """The schema restricted to some tables and columns (keys stay, so joins remain possible)."""
+        tables = []
+        for table in self.tables:
+            wanted = {c.lower() for c in columns_by_table.get(table.name, columns_by_table.get(table.display_name, []))}
+            if table.name not in columns_by_table and table.display_name not in columns_by_table:
+                continue
+            keep_keys = set(table.primary_key) | {c for fk in table.foreign_keys for c in fk.columns}
+            cols = [c for c in table.columns if not wanted or c.name.lower() in wanted or c.name in keep_keys]
+            kept = {t for t in columns_by_table}
+            fks = [fk for fk in table.foreign_keys if fk.ref_table in kept]
+            tables.append(Table(table.name, cols, fks, table.row_count, table.description, table.query_name))
+        return Schema(tables, self.dialect, self.name, self.notes)
+
+    def ddl(self, example_rows: dict[str, list[tuple]] | None = None) -> str:
+        """CREATE TABLE statements with descriptions and example values as comments."""
+        blocks = []
+        for table in self.tables:
+            lines = []
+            for col in table.columns:
+                note = []
+                if col.description:
+                    note.append(col.description)
+                if col.examples:
+                    note.append("e.g. " + ", ".join(_literal(v) for v in col.examples))
+                comment = f"  -- {'; '.join(note)}" if note else ""
+                lines.append(f"  {_quote(col.name)} {col.type or 'TEXT'},{comment}")
+            if table.primary_key:
+                lines.append(f"  PRIMARY KEY ({', '.join(_quote(c) for c in table.primary_key)}),")
+            for fk in table.foreign_keys:
+                lines.append(
+                    f"  FOREIGN KEY ({', '.join(_quote(c) for c in fk.columns)}) REFERENCES "
+                    f"{_quote(fk.ref_table)}({', '.join(_quote(c) for c in fk.ref_columns)}),"
+                )
+            if lines:
+                lines[-1] = _drop_trailing_comma(lines[-1])
+            header = f"-- {table.description}\n" if table.description else ""
+            if table.row_count is not None:
+                header += f"-- {table.row_count} rows\n"
+            block = f"{header}CREATE TABLE {_quote(table.display_name, table.query_name is not None)} (\n" + "\n".join(lines) + "\n);"
+            rows = (example_rows or {}).get(table.name)
+            if rows:
+                names = ", ".join(c.name for c in table.columns)
+                shown = "\n".join("--   " + ", ".join(_literal(v) for v in row) for row in rows)
+                block += f"\n-- example rows ({names}):\n{shown}"
+            blocks.append(block)
+        return "\n\n".join(blocks)
+
+    def light(self) -> str:
+        """One line per table: name(col type, ...) with key markers; the compact form for linking prompts."""
+        lines = []
+        for table in self.tables:
+            cols = []
+            for col in table.columns:
+                mark = " PK" if col.primary_key else ""
+                cols.append(f"{col.name} {col.type or 'TEXT'}{mark}".strip())
+            line = f"{table.display_name}({', '.join(cols)})"
+            refs = [
+                f"{table.name}.{c} -> {fk.ref_table}.{r}" for fk in table.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)
+            ]
+            if refs:
+                line += "  FK: " + "; ".join(refs)
+            lines.append(line)
+        return "\n".join(lines)
+
+
+def _quote(name: str, backticks: bool = False) -> str:
+    if backticks:
+        return f"`{name}`"
+    return name if name.replace("_", "").isalnum() and not name[:1].isdigit() else f'"{name}"'
+
+
+def _drop_trailing_comma(line: str) -> str:
+    head, sep, comment = line.partition("  -- ")
+    return head.rstrip(",") + (sep + comment if sep else "")
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return "'" + text.replace("'", "''") + "'"

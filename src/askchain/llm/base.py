@@ -1,0 +1,189 @@
+"""The chat-completion interface every provider implements, with usage metering and response caching."""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import time
+from abc import ABC, abstractmethod
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
+T = TypeVar("T", bound=BaseModel)
+
+
+@dataclass
+class Usage:
+    """Tokens and seconds spent by model calls; `cached_calls` were answered from the response cache."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+    def add(self, other: "Usage") -> None:
+        self.calls += other.calls
+        self.cached_calls += other.cached_calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.seconds += other.seconds
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "cached_calls": self.cached_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "llm_seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass
+class Completion:
+    """The `n` sampled texts of one request, their parsed objects when a response model was given."""
+
+    texts: list[str]
+    usage: Usage
+    parsed: list[Any] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.texts[0]
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    messages: tuple[tuple[str, str], ...]
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 512
+    stop: tuple[str, ...] = ()
+    n: int = 1
+    seed: int = 42
+    json_schema: str | None = None  # JSON schema text for constrained decoding
+
+    def cache_key(self, model_id: str) -> str:
+        import hashlib
+
+        payload = json.dumps([model_id, self.__dict__], sort_keys=True, default=list)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    @property
+    def message_dicts(self) -> list[Message]:
+        return [{"role": role, "content": content} for role, content in self.messages]
+
+    @property
+    def schema(self) -> dict | None:
+        return json.loads(self.json_schema) if self.json_schema else None
+
+
+@dataclass
+class RawSample:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+_meters: contextvars.ContextVar[tuple[Usage, ...]] = contextvars.ContextVar("askchain_usage_meters", default=())
+
+
+@contextmanager
+def track_usage() -> Iterator[Usage]:
+    """Collect the usage of every model call made inside the block (and in threads copied from it)."""
+    usage = Usage()
+    token = _meters.set(_meters.get() + (usage,))
+    try:
+        yield usage
+    finally:
+        _meters.reset(token)
+
+
+def _record(usage: Usage) -> None:
+    for meter in _meters.get():
+        meter.add(usage)
+
+
+class ChatModel(ABC):
+    """A chat model: providers implement `_sample`; callers use `complete`."""
+
+    #: A stable identity for caching: provider, model name and weights.
+    model_id: str
+    #: Whether `_sample` honours `json_schema` by constrained decoding (otherwise it is asked for in the prompt).
+    supports_json_schema: bool = False
+
+    def __init__(self, cache: "ResponseCache | None" = None):
+        self.cache = cache
+
+    @abstractmethod
+    def _sample(self, request: ChatRequest) -> list[RawSample]:
+        """Return `request.n` samples."""
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_tokens: int = 512,
+        stop: list[str] | None = None,
+        n: int = 1,
+        seed: int = 42,
+        response_model: type[T] | None = None,
+    ) -> Completion:
+        schema = json.dumps(response_model.model_json_schema(), sort_keys=True) if response_model else None
+        if schema and not self.supports_json_schema:
+            messages = _ask_for_json(messages, schema)
+        request = ChatRequest(
+            messages=tuple((m["role"], m["content"]) for m in messages),
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            stop=tuple(stop or ()),
+            n=n,
+            seed=seed,
+            json_schema=schema,
+        )
+        key = request.cache_key(self.model_id)
+        cached = self.cache.get(key) if self.cache else None
+        started = time.perf_counter()
+        if cached is not None:
+            samples = [RawSample(**s) for s in cached]
+            usage = Usage(calls=1, cached_calls=1)
+        else:
+            samples = self._sample(request)
+            usage = Usage(calls=1)
+            if self.cache:
+                self.cache.put(key, [s.__dict__ for s in samples])
+        usage.prompt_tokens = sum(s.prompt_tokens for s in samples)
+        usage.completion_tokens = sum(s.completion_tokens for s in samples)
+        usage.seconds = time.perf_counter() - started
+        _record(usage)
+        texts = [s.text for s in samples]
+        parsed = [parse_json_reply(t, response_model) for t in texts] if response_model else []
+        return Completion(texts=texts, usage=usage, parsed=parsed)
+
+
+def _ask_for_json(messages: list[Message], schema: str) -> list[Message]:
+    instruction = f"Reply with one JSON object only, matching this JSON schema:\n{schema}"
+    return [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + "\n\n" + instruction}]
+
+
+def parse_json_reply(text: str, model: type[T]) -> T | None:
+    """Validate a model's JSON reply; tolerate code fences and prose around the object. None if invalid."""
+    candidate = text.strip()
+    if "{" in candidate:
+        candidate = candidate[candidate.index("{") : candidate.rindex("}") + 1]
+    try:
+        return model.model_validate_json(candidate)
+    except (ValidationError, ValueError):
+        return None

@@ -1,0 +1,74 @@
+"""The embedded provider: a GGUF model run in-process by llama.cpp, one loaded copy per process."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from askchain.errors import ConfigError, require
+from askchain.llm.base import ChatModel, ChatRequest, RawSample
+
+_loaded: dict[tuple[str, int], object] = {}
+_load_lock = threading.Lock()
+
+
+def _load(path: Path, context_tokens: int, threads: int | None):
+    llama_cpp = require("llama_cpp", "embedded")
+    key = (str(path), context_tokens)
+    with _load_lock:
+        if key not in _loaded:
+            try:
+                _loaded[key] = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=context_tokens,
+                    n_threads=threads or os.cpu_count(),
+                    n_batch=512,
+                    verbose=False,
+                )
+            except ValueError as exc:
+                raise ConfigError(f"llama.cpp cannot load {path}: {exc}") from exc
+        return _loaded[key]
+
+
+class LlamaCppModel(ChatModel):
+    supports_json_schema = True
+
+    def __init__(self, path: Path, *, name: str, context_tokens: int = 8192, threads: int | None = None, cache=None):
+        super().__init__(cache)
+        self.model_id = f"llamacpp:{name}"
+        self.path = path
+        self.context_tokens = context_tokens
+        self.threads = threads
+        # llama.cpp keeps the KV cache of the last prompt and reuses its longest shared prefix,
+        # so calls are serialised: callers put the stable part (schema, instructions) first.
+        self._lock = threading.Lock()
+
+    @property
+    def llama(self):
+        return _load(self.path, self.context_tokens, self.threads)
+
+    def _sample(self, request: ChatRequest) -> list[RawSample]:
+        response_format = {"type": "json_object", "schema": request.schema} if request.json_schema else None
+        samples = []
+        with self._lock:
+            llama = self.llama
+            for i in range(request.n):
+                out = llama.create_chat_completion(
+                    messages=request.message_dicts,
+                    temperature=request.temperature,
+                    top_p=request.top_p,
+                    max_tokens=request.max_tokens,
+                    stop=list(request.stop) or None,
+                    seed=request.seed + i,
+                    response_format=response_format,
+                )
+                usage = out["usage"]
+                samples.append(
+                    RawSample(
+                        text=out["choices"][0]["message"]["content"] or "",
+                        prompt_tokens=usage["prompt_tokens"],
+                        completion_tokens=usage["completion_tokens"],
+                    )
+                )
+        return samples

@@ -1,0 +1,47 @@
+"""The inputs every method shares: the question, its database, the model and the prompt-ready schema."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from askchain.config import Settings
+from askchain.db.base import Engine, QueryResult
+from askchain.db.dialects import dialect_label
+from askchain.errors import AskchainError
+from askchain.llm.base import ChatModel
+
+
+@dataclass
+class Task:
+    question: str
+    engine: Engine
+    model: ChatModel
+    settings: Settings
+    hint: str = ""  # external knowledge given with the question (BIRD's "evidence")
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.query_dialect
+
+    @property
+    def dialect_label(self) -> str:
+        return dialect_label(self.dialect)
+
+    @property
+    def question_text(self) -> str:
+        return f"{self.question}\n-- Hint: {self.hint}" if self.hint else self.question
+
+    def schema_text(self) -> str:
+        return self.engine.schema().ddl()
+
+    def notes_text(self) -> str:
+        notes = self.engine.schema().notes
+        return f"\n{notes.strip()}\n" if notes else ""
+
+
+def try_execute(engine: Engine, sql: str) -> tuple[QueryResult | None, str | None]:
+    """Run SQL through the safe executor; a refusal or failure becomes an error string, never an exception."""
+    try:
+        return engine.execute(sql), None
+    except AskchainError as exc:
+        return None, str(exc)

@@ -1,0 +1,33 @@
+"""What every method returns: the same shape for the CLI's --json, the Python API and the server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class AskResult(BaseModel):
+    question: str
+    sql: str | None = None
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+    truncated: bool = False
+    error: str | None = None
+    usage: dict[str, Any] = Field(default_factory=dict)
+    elapsed_s: float = 0.0
+    method: str = "baseline"
+    model: str = ""
+    db: str = ""
+    run_id: str | None = None
+    bytes_processed: int | None = None
+    #: Every SQL the method executed, with its outcome (for evaluation: was some candidate right?).
+    candidates: list[dict[str, Any]] = Field(default_factory=list)
+
+    def public(self) -> dict[str, Any]:
+        """The documented --json shape."""
+        keys = ("question", "sql", "columns", "rows", "error", "usage", "elapsed_s", "run_id", "method", "model", "db", "truncated")
+        data = self.model_dump(include=set(keys))
+        if self.bytes_processed is not None:
+            data["bytes_processed"] = self.bytes_processed
+        return data
