@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any, Callable
 
 from askchain.config import Settings, get_settings
 from askchain.db.base import Engine
@@ -22,6 +23,8 @@ def ask(
     model: str | ChatModel | None = None,
     hint: str = "",
     settings: Settings | None = None,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    db_id: str | None = None,
 ) -> AskResult:
     """Answer `question` over `db` (a path, URL or open Engine; default: the local Ethereum dataset)."""
     settings = settings or get_settings()
@@ -30,7 +33,7 @@ def ask(
     engine = resolve_database(db, settings)
     chat_model = model if isinstance(model, ChatModel) else get_model(model, settings)
     run = get_method(method)
-    task = Task(question.strip(), engine, chat_model, settings, hint=hint)
+    task = Task(question.strip(), engine, chat_model, settings, hint=hint, on_event=on_event, db_id=db_id)
     started = time.perf_counter()
     with track_usage() as usage:
         outcome = run(task)

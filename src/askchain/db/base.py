@@ -65,10 +65,21 @@ class Engine(ABC):
             if self._schema is None:
                 self._schema = self._introspect()
                 self._schema.notes = self.notes
+                self._schema.dialect = self.query_dialect
+                for table in self._schema.tables:
+                    table.query_name = table.query_name or self._query_names().get(table.name)
             return self._schema
 
     @abstractmethod
     def _introspect(self) -> Schema: ...
+
+    def _query_names(self) -> dict[str, str]:
+        """Local table -> the longest name queries use for it (e.g. `project.dataset.table`)."""
+        names: dict[str, str] = {}
+        for qualified, local in self.table_map.items():
+            if len(qualified) > len(names.get(local, "")):
+                names[local] = qualified
+        return names
 
     @abstractmethod
     def example_rows(self, table: str, limit: int = 3) -> list[tuple]: ...

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from askchain.config import Settings
 from askchain.db.base import Engine, QueryResult
@@ -18,6 +21,15 @@ class Task:
     model: ChatModel
     settings: Settings
     hint: str = ""  # external knowledge given with the question (BIRD's "evidence")
+    #: Receives progress events ({"type": "stage", "stage": ..., "status": "start"|"end", ...}); the server streams them.
+    on_event: Callable[[dict[str, Any]], None] | None = None
+    #: Identifies the question's source database under evaluation, so retrieval can exclude its own examples.
+    db_id: str | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def emit(self, event: dict[str, Any]) -> None:
+        if self.on_event:
+            self.on_event(event)
 
     @property
     def dialect(self) -> str:
@@ -45,3 +57,14 @@ def try_execute(engine: Engine, sql: str) -> tuple[QueryResult | None, str | Non
         return engine.execute(sql), None
     except AskchainError as exc:
         return None, str(exc)
+
+
+@contextmanager
+def stage(task: Task, name: str, **data: Any):
+    """Emit start/end events around a stage, with its duration."""
+    task.emit({"type": "stage", "stage": name, "status": "start", **data})
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        task.emit({"type": "stage", "stage": name, "status": "end", "seconds": round(time.perf_counter() - started, 3)})

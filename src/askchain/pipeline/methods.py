@@ -8,7 +8,7 @@ from typing import Any, Callable
 from askchain.db.base import QueryResult
 from askchain.errors import ConfigError
 from askchain.pipeline.baseline import generate_baseline
-from askchain.pipeline.context import Task, try_execute
+from askchain.pipeline.context import Task, stage, try_execute
 
 
 @dataclass
@@ -21,8 +21,10 @@ class Outcome:
 
 
 def baseline(task: Task) -> Outcome:
-    sql = generate_baseline(task)[0]
-    result, error = try_execute(task.engine, sql)
+    with stage(task, "generate"):
+        sql = generate_baseline(task)[0]
+    with stage(task, "execute", sql=sql):
+        result, error = try_execute(task.engine, sql)
     candidate = {"sql": sql, "generator": "baseline", "error": error}
     return Outcome(sql, result, error, [candidate])
 
