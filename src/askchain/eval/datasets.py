@@ -1,0 +1,202 @@
+"""Evaluation datasets as plain data: questions with gold SQL, and how to open each question's database.
+
+Loaders read Spider-format (`<split>.json` + `database/<db>/<db>.sqlite`), BIRD-format (`dev/dev.json` or
+`minidev/mini_dev_sqlite.json` + `dev_databases/<db>/<db>.sqlite`) and the Ethereum questions shipped with
+the Ethereum domain. Questions whose database is absent are skipped and counted per database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from askchain.config import Settings
+from askchain.db.base import Engine
+from askchain.errors import DatasetError
+from askchain.eval.hardness import spider_hardness
+
+Connect = Callable[[str, Settings], Engine]
+
+
+@dataclass(frozen=True)
+class Example:
+    id: str
+    db_id: str
+    question: str
+    gold_sql: str
+    difficulty: str | None = None
+    hint: str = ""  # external knowledge passed to the method (BIRD's evidence)
+    #: Whether row order is part of the answer (Spider's rule: the gold query says ORDER BY).
+    order_matters: bool = False
+    category: str | None = None
+
+
+@dataclass
+class Dataset:
+    name: str
+    split: str
+    source: str
+    examples: list[Example]
+    connect: Connect  # (db_id, settings) -> an open Engine
+    comparator: str  # the primary comparator's name in askchain.eval.compare.COMPARATORS
+    #: db_id -> number of questions skipped because that database is missing.
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+def shared_data_dir() -> Path:
+    """The public data folder: $ASKCHAIN_SHARED_DATA, else `../shared/data` beside the repository."""
+    named = os.environ.get("ASKCHAIN_SHARED_DATA")
+    return Path(named).expanduser() if named else Path(__file__).resolve().parents[3].parent / "shared" / "data"
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise DatasetError(f"dataset file {path} does not exist")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"cannot read {path}: {exc}") from exc
+
+
+def _entries(path: Path, keys: tuple[str, ...]) -> list[dict]:
+    data = _read_json(path)
+    if not isinstance(data, list):
+        raise DatasetError(f"{path} must hold a JSON list of questions")
+    for i, entry in enumerate(data):
+        missing = [k for k in keys if not isinstance(entry, dict) or not isinstance(entry.get(k), str)]
+        if missing:
+            raise DatasetError(f"{path}: question {i} lacks text field(s) {', '.join(missing)}")
+    return data
+
+
+def _sqlite_files(entries: list[dict], folders: list[Path]) -> dict[str, Path]:
+    """db_id -> the first `<folder>/<db>/<db>.sqlite` found, for every db_id the questions use."""
+    found = {}
+    for db_id in {e["db_id"] for e in entries}:
+        path = next((f / db_id / f"{db_id}.sqlite" for f in folders if (f / db_id / f"{db_id}.sqlite").is_file()), None)
+        if path:
+            found[db_id] = path
+    return found
+
+
+def _file_dataset(name: str, split: str, source: Path, examples: list[Example], files: dict[str, Path], comparator: str) -> Dataset:
+    from askchain.db.connect import open_database
+
+    usable = [e for e in examples if e.db_id in files]
+    skipped: dict[str, int] = {}
+    for e in examples:
+        if e.db_id not in files:
+            skipped[e.db_id] = skipped.get(e.db_id, 0) + 1
+    if examples and not usable:
+        raise DatasetError(f"none of the {len(examples)} questions in {source} has its database beside it")
+    return Dataset(
+        name, split, str(source), usable, lambda db_id, settings: open_database(str(files[db_id]), settings.db), comparator, skipped
+    )
+
+
+def _order_matters(sql: str) -> bool:
+    """The Spider test-suite rule: order counts when the gold query contains ORDER BY."""
+    return "order by" in " ".join(sql.lower().split())
+
+
+def load_spider(root: Path, split: str = "dev") -> Dataset:
+    """Spider format; databases from `database/`, else `database_reconstructed/` (a partial rebuild)."""
+    path = Path(root) / f"{split}.json"
+    entries = _entries(path, ("db_id", "question", "query"))
+    examples = [
+        Example(
+            id=f"spider-{split}-{i:04d}",
+            db_id=e["db_id"],
+            question=e["question"],
+            gold_sql=e["query"],
+            difficulty=spider_hardness(e["query"]) or "unknown",
+            order_matters=_order_matters(e["query"]),
+        )
+        for i, e in enumerate(entries)
+    ]
+    files = _sqlite_files(entries, [Path(root) / "database", Path(root) / "database_reconstructed"])
+    return _file_dataset("spider", split, path, examples, files, "spider")
+
+
+BIRD_SPLITS = {"dev": "dev/dev.json", "minidev": "minidev/mini_dev_sqlite.json"}
+
+
+def load_bird(root: Path, split: str = "dev") -> Dataset:
+    """BIRD format; the evidence becomes the hint, databases come from `dev_databases/`."""
+    if split not in BIRD_SPLITS:
+        raise DatasetError(f"unknown BIRD split '{split}': use one of {', '.join(BIRD_SPLITS)}")
+    path = Path(root) / BIRD_SPLITS[split]
+    entries = _entries(path, ("db_id", "question", "SQL"))
+    examples = [
+        Example(
+            id=f"bird-{split}-{e.get('question_id', i)}",
+            db_id=e["db_id"],
+            question=e["question"],
+            gold_sql=e["SQL"],
+            difficulty=e.get("difficulty") or "unknown",
+            hint=e.get("evidence") or "",
+            order_matters=_order_matters(e["SQL"]),
+        )
+        for i, e in enumerate(entries)
+    ]
+    files = _sqlite_files(entries, [Path(root) / "dev_databases"])
+    return _file_dataset("bird", split, path, examples, files, "bird")
+
+
+ETH_DB_ID = "ethereum"
+
+
+def eth_questions_file() -> Path:
+    """The question file shipped with the Ethereum domain."""
+    from importlib import resources
+
+    try:
+        return Path(str(resources.files("askchain.domains.ethereum").joinpath("eval", "questions.jsonl")))
+    except ModuleNotFoundError as exc:
+        raise DatasetError("the Ethereum domain (askchain.domains.ethereum) is not installed") from exc
+
+
+def load_eth(path: Path | None = None, split: str = "default") -> Dataset:
+    """The Ethereum questions (GoogleSQL gold) over the default local Ethereum engine."""
+    path = Path(path) if path else eth_questions_file()
+    if not path.is_file():
+        raise DatasetError(f"dataset file {path} does not exist")
+    examples = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            e = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}:{n} is not valid JSON: {exc.msg}") from exc
+        missing = [k for k in ("id", "question", "gold_sql") if not isinstance(e, dict) or e.get(k) in (None, "")]
+        if missing:
+            raise DatasetError(f"{path}:{n} lacks field(s) {', '.join(missing)}")
+        examples.append(
+            Example(
+                id=str(e["id"]),
+                db_id=ETH_DB_ID,
+                question=e["question"],
+                gold_sql=e["gold_sql"],
+                difficulty=e.get("difficulty") or "unknown",
+                order_matters=bool(e.get("order_matters", False)),
+                category=e.get("category"),
+            )
+        )
+    if not examples:
+        raise DatasetError(f"{path} holds no questions")
+    return Dataset("eth", split, str(path), examples, _eth_engine, "spider2")
+
+
+def _eth_engine(db_id: str, settings: Settings) -> Engine:
+    from askchain.api import resolve_database
+
+    return resolve_database(None, settings)
+
+
+LOADERS: dict[str, Callable[..., Dataset]] = {"spider": load_spider, "bird": load_bird, "eth": load_eth}
