@@ -1,0 +1,95 @@
+"""`askchain eval spider|bird|eth|report`: run a benchmark sample and write its report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from askchain.eval.compare import COMPARATORS
+from askchain.eval.datasets import Dataset, load_bird, load_eth, load_spider, shared_data_dir
+
+app = typer.Typer(no_args_is_help=True, help="Measure execution accuracy on Spider, BIRD and the Ethereum questions.")
+console = Console()
+
+LIMIT = typer.Option(None, "--limit", help="Evaluate N questions drawn at random (default: all).")
+SEED = typer.Option(0, "--seed", help="Sampling seed: the same seed draws the same questions.")
+METHOD = typer.Option("baseline", "--method", "-m", help="baseline, self-consistency or pipeline.")
+MODEL = typer.Option(None, "--model", help="Model name (default from settings).")
+OUT = typer.Option(None, "--out", help="Results folder (default runs/eval/<dataset>-<method>-<model>-<limit>-<seed>/).")
+
+
+def _run(dataset: Dataset, method: str, model: str | None, limit: int | None, seed: int, out: Path | None) -> None:
+    from askchain.config import get_settings
+    from askchain.eval.runner import run_eval
+
+    settings = get_settings()
+    if model:
+        settings = settings.with_overrides(llm={"model": model})
+    skipped = sum(dataset.skipped.values())
+    if skipped:
+        console.print(f"[dim]{skipped} questions skipped: database missing ({', '.join(sorted(dataset.skipped))})[/dim]")
+    run = run_eval(dataset, method, model, settings, limit, seed, out, console=console)
+    _print_summary(run.out_dir)
+
+
+def _print_summary(out_dir: Path) -> None:
+    import json
+
+    summary: dict[str, Any] = json.loads((out_dir / "report.json").read_text())
+    table = Table(title=f"{summary['run']['dataset']} · {summary['evaluated']} questions scored")
+    table.add_column("difficulty")
+    table.add_column("n", justify="right")
+    for c in COMPARATORS:
+        table.add_column(f"EX {c}" + (" *" if c == summary["primary_comparator"] else ""), justify="right")
+    fmt = lambda v: "–" if v is None else f"{100 * v:.1f}%"  # noqa: E731
+    for level, row in summary["by_difficulty"].items():
+        table.add_row(level, str(row["n"]), *(fmt(row[c]) for c in COMPARATORS))
+    table.add_row("all", str(summary["evaluated"]), *(fmt(summary["ex"][c]) for c in COMPARATORS), style="bold")
+    console.print(table)
+    console.print(
+        f"gold failed {summary['gold_failed']} · execution errors {fmt(summary['execution_error_rate'])} · "
+        f"median latency {summary['latency_s']['median']} s · oracle {fmt(summary['oracle_rate'])}"
+    )
+    console.print(f"report: {out_dir / 'report.md'}, {out_dir / 'report.json'}, {out_dir / 'report.png'}")
+
+
+@app.command()
+def spider(
+    data: Optional[Path] = typer.Option(None, "--data", help="Spider folder (default $ASKCHAIN_SHARED_DATA/spider)."),
+    split: str = typer.Option("dev", "--split", help="Reads <data>/<split>.json."),
+    limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
+):
+    """Spider: execution accuracy, scored Spider-style by default (multiset rows, any column order)."""
+    _run(load_spider(data or shared_data_dir() / "spider", split), method, model, limit, seed, out)
+
+
+@app.command()
+def bird(
+    data: Optional[Path] = typer.Option(None, "--data", help="BIRD folder (default $ASKCHAIN_SHARED_DATA/bird)."),
+    split: str = typer.Option("dev", "--split", help="dev or minidev."),
+    limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
+):
+    """BIRD: the evidence is passed as a hint; scored by BIRD's EX (row sets) by default."""
+    _run(load_bird(data or shared_data_dir() / "bird", split), method, model, limit, seed, out)
+
+
+@app.command()
+def eth(
+    questions: Optional[Path] = typer.Option(None, "--questions", help="Questions JSONL (default: the Ethereum domain's)."),
+    limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
+):
+    """The Ethereum questions on the local Ethereum database, scored Spider 2.0-style by default."""
+    _run(load_eth(questions), method, model, limit, seed, out)
+
+
+@app.command()
+def report(out_dir: Path = typer.Argument(..., help="A results folder holding results.jsonl.")):
+    """Re-render report.md, report.json and report.png from a results folder."""
+    from askchain.eval.report import write_report
+
+    write_report(out_dir)
+    _print_summary(out_dir)

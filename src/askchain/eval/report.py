@@ -1,0 +1,169 @@
+"""Summarise a results JSONL: EX per comparator and difficulty, error classes, latency, tokens, oracle rate.
+
+Writes `report.md`, `report.json` and `report.png` beside the results, so a run can be re-rendered any time.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from askchain.errors import DatasetError
+from askchain.eval.compare import COMPARATORS
+from askchain.eval.hardness import LEVELS
+from askchain.eval.runner import EXECUTION_ERRORS, META_FILE, RESULTS_FILE, read_results
+
+DIFFICULTY_ORDER = (*LEVELS, "simple", "moderate", "challenging")
+ERROR_CLASSES = ("none", "wrong-result", "empty-result", *EXECUTION_ERRORS)
+
+
+def _rate(hits: int, total: int) -> float | None:
+    return round(hits / total, 4) if total else None
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 1) if values else None
+
+
+def _difficulty_key(level: str) -> tuple:
+    return (DIFFICULTY_ORDER.index(level) if level in DIFFICULTY_ORDER else len(DIFFICULTY_ORDER), level)
+
+
+def summarize(records: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
+    """The report's numbers; questions whose gold query failed are counted and left out of every rate."""
+    scored = [r for r in records if not r.get("gold_error")]
+    n = len(scored)
+    by_level: dict[str, list[dict]] = {}
+    for r in scored:
+        by_level.setdefault(r.get("difficulty") or "unknown", []).append(r)
+    latency = np.array([r["latency_s"] for r in scored], dtype=float)
+    oracle = [r for r in scored if r.get("any_candidate_correct")]
+    primary = meta.get("comparator", "spider")
+    errors = {c: sum(r["error_class"] == c for r in scored) for c in ERROR_CLASSES}
+    return {
+        "run": {k: meta.get(k) for k in ("dataset", "split", "source", "method", "model", "limit", "seed")},
+        "primary_comparator": primary,
+        "questions": len(records),
+        "evaluated": n,
+        "gold_failed": len(records) - n,
+        "skipped_missing_db": sum((meta.get("skipped_missing_db") or {}).values()),
+        "skipped_by_db": meta.get("skipped_missing_db") or {},
+        "ex": {c: _rate(sum(r["correct"][c] for r in scored), n) for c in COMPARATORS},
+        "by_difficulty": {
+            level: {"n": len(rs), **{c: _rate(sum(r["correct"][c] for r in rs), len(rs)) for c in COMPARATORS}}
+            for level, rs in sorted(by_level.items(), key=lambda kv: _difficulty_key(kv[0]))
+        },
+        "error_classes": errors,
+        "execution_error_rate": _rate(sum(errors.get(c, 0) for c in EXECUTION_ERRORS), n),
+        "latency_s": {
+            "median": round(float(np.median(latency)), 3) if n else None,
+            "p90": round(float(np.percentile(latency, 90)), 3) if n else None,
+            "mean": round(float(latency.mean()), 3) if n else None,
+        },
+        "tokens_per_question": {
+            "prompt": _mean([r["prompt_tokens"] for r in scored]),
+            "completion": _mean([r["completion_tokens"] for r in scored]),
+        },
+        "candidates_per_question": _mean([r["n_candidates"] for r in scored]),
+        "oracle_rate": _rate(len(oracle), n),
+        "selected_right_when_some_candidate_right": _rate(sum(r["correct"][primary] for r in oracle), len(oracle)),
+    }
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def render_markdown(summary: dict[str, Any]) -> str:
+    run = summary["run"]
+    comparators = list(COMPARATORS)
+    primary = summary["primary_comparator"]
+    head = " | ".join(f"EX {c}{' (primary)' if c == primary else ''}" for c in comparators)
+    lines = [
+        f"# Evaluation: {run['dataset']} ({run['split']}) · {run['method']} · {run['model']}",
+        "",
+        f"Source `{run['source']}`; limit {run['limit']}, seed {run['seed']}.",
+        f"{summary['questions']} questions run, {summary['evaluated']} scored; "
+        f"{summary['gold_failed']} excluded because their gold SQL failed; "
+        f"{summary['skipped_missing_db']} skipped in the dataset because their database is missing"
+        + (f" ({', '.join(f'{db}: {k}' for db, k in summary['skipped_by_db'].items())})." if summary["skipped_by_db"] else "."),
+        "",
+        "## Execution accuracy",
+        "",
+        f"| difficulty | n | {head} |",
+        "|---|---:|" + "---:|" * len(comparators),
+    ]
+    for level, row in summary["by_difficulty"].items():
+        lines.append(f"| {level} | {row['n']} | " + " | ".join(_pct(row[c]) for c in comparators) + " |")
+    lines.append(f"| **all** | {summary['evaluated']} | " + " | ".join(f"**{_pct(summary['ex'][c])}**" for c in comparators) + " |")
+    lat, tok = summary["latency_s"], summary["tokens_per_question"]
+    lines += [
+        "",
+        "## Errors",
+        "",
+        "| class | questions |",
+        "|---|---:|",
+        *(f"| {c} | {k} |" for c, k in summary["error_classes"].items()),
+        "",
+        f"Execution-error rate: {_pct(summary['execution_error_rate'])}.",
+        "",
+        "## Cost and candidates",
+        "",
+        f"- Latency per question: median {lat['median']} s, p90 {lat['p90']} s, mean {lat['mean']} s.",
+        f"- Tokens per question: {tok['prompt']} prompt, {tok['completion']} completion.",
+        f"- Candidates per question: {summary['candidates_per_question']}.",
+        f"- Oracle (some executed candidate right, {primary}): {_pct(summary['oracle_rate'])}; "
+        f"the selected SQL was right in {_pct(summary['selected_right_when_some_candidate_right'])} of those questions.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def render_chart(summary: dict[str, Any], records: list[dict[str, Any]], path: Path) -> None:
+    """Three panels: EX by difficulty per comparator, error classes, latency histogram (Agg, no display)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(15, 4.5), layout="constrained")
+    ex_ax, err_ax, lat_ax = fig.subplots(1, 3)
+    groups = [*summary["by_difficulty"], "all"]
+    width = 0.8 / len(COMPARATORS)
+    for i, c in enumerate(COMPARATORS):
+        values = [summary["by_difficulty"][g][c] for g in groups[:-1]] + [summary["ex"][c]]
+        ex_ax.bar(np.arange(len(groups)) + i * width, [100 * (v or 0) for v in values], width, label=c)
+    ex_ax.set_xticks(np.arange(len(groups)) + width * (len(COMPARATORS) - 1) / 2, groups)
+    ex_ax.set_ylabel("EX (%)")
+    ex_ax.set_ylim(0, 100)
+    ex_ax.set_title("Execution accuracy")
+    ex_ax.legend()
+    classes = {c: k for c, k in summary["error_classes"].items() if k}
+    err_ax.barh(list(classes), list(classes.values()), color="tab:red")
+    err_ax.invert_yaxis()
+    err_ax.set_title("Error classes (questions)")
+    latencies = [r["latency_s"] for r in records if not r.get("gold_error")]
+    lat_ax.hist(latencies, bins=min(30, max(len(latencies), 1)), color="tab:gray")
+    lat_ax.set_xlabel("seconds")
+    lat_ax.set_title(f"Latency (median {summary['latency_s']['median']} s)")
+    run = summary["run"]
+    fig.suptitle(f"{run['dataset']} {run['split']} · {run['method']} · {run['model']} · n={summary['evaluated']}")
+    fig.savefig(path, dpi=100)
+
+
+def write_report(out_dir: Path) -> dict[str, Any]:
+    """Render report.md / report.json / report.png from `out_dir`'s results.jsonl and run.json."""
+    out_dir = Path(out_dir)
+    if not (out_dir / RESULTS_FILE).is_file():
+        raise DatasetError(f"{out_dir} holds no {RESULTS_FILE}")
+    meta_path = out_dir / META_FILE
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    records = read_results(out_dir)
+    try:
+        summary = summarize(records, meta)
+    except (KeyError, TypeError) as exc:
+        raise DatasetError(f"{out_dir / RESULTS_FILE} is not an askchain results file (bad or missing field {exc})") from exc
+    (out_dir / "report.json").write_text(json.dumps(summary, indent=2))
+    (out_dir / "report.md").write_text(render_markdown(summary))
+    render_chart(summary, records, out_dir / "report.png")
+    return summary
