@@ -10,7 +10,8 @@ from askchain.db.base import Engine
 from askchain.errors import AskchainError
 from askchain.llm.base import ChatModel, track_usage
 from askchain.llm.registry import get_model
-from askchain.pipeline.context import Task
+from askchain.pipeline.answer_stage import answer_result
+from askchain.pipeline.context import Task, stage
 from askchain.pipeline.methods import get_method
 from askchain.pipeline.result import AskResult
 
@@ -25,8 +26,12 @@ def ask(
     settings: Settings | None = None,
     on_event: Callable[[dict[str, Any]], None] | None = None,
     db_id: str | None = None,
+    answer: bool | None = None,
 ) -> AskResult:
-    """Answer `question` over `db` (a path, URL or open Engine; default: the local Ethereum dataset)."""
+    """Answer `question` over `db` (a path, URL or open Engine; default: the local Ethereum dataset).
+
+    `answer` adds a summary in words and a chart (default: settings.pipeline.answer); evaluation turns it off.
+    """
     settings = settings or get_settings()
     if not question or not question.strip():
         raise AskchainError("the question is empty")
@@ -35,8 +40,15 @@ def ask(
     run = get_method(method)
     task = Task(question.strip(), engine, chat_model, settings, hint=hint, on_event=on_event, db_id=db_id)
     started = time.perf_counter()
+    if answer is not None:
+        settings = settings.with_overrides(pipeline={"answer": answer})
+        task.settings = settings
     with track_usage() as usage:
         outcome = run(task)
+        if settings.pipeline.answer and "answer" not in outcome.trace:
+            with stage(task, "answer"):
+                outcome.trace.update(answer_result(task.question, outcome.sql, outcome.result, outcome.error, chat_model))
+            task.emit({"type": "answer", "answer": outcome.trace["answer"], "chart": outcome.trace["chart"]})
     result = outcome.result
     return AskResult(
         question=task.question,
@@ -53,6 +65,8 @@ def ask(
         run_id=outcome.trace.get("run_id"),
         bytes_processed=result.bytes_processed if result else None,
         candidates=outcome.candidates,
+        answer=outcome.trace.get("answer"),
+        chart=outcome.trace.get("chart"),
     )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from askchain.errors import ConfigError
@@ -45,6 +45,41 @@ class PathSettings(BaseModel):
         path = self.data_dir.expanduser().joinpath(*parts)
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
+
+
+class GeneratorSettings(BaseModel):
+    n: int = 1
+    temperature: float = 0.8
+    top_p: float = 0.95
+    max_tokens: int = 320
+    enabled: bool = True
+    options: dict[str, Any] = {}
+
+
+class PipelineSettings(BaseModel):
+    """The test-time-scaling pipeline's knobs; unknown keys are kept for other components (e.g. the server)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    examples_k: int = 3
+    skeleton: str = "rules"
+    qdrant_url: str | None = None
+    schema_linking: str = "auto"
+    linking_token_budget: int = 1500
+    value_retrieval: bool = True
+    keywords: str = "rules"
+    generators: dict[str, GeneratorSettings] = {}
+    revision_rounds: int = 5
+    max_revisions: int = 6
+    selection_max_groups: int = 4
+    majority_margin: float = 0
+    self_consistency_n: int = 6
+    self_consistency_temperature: float = 0.8
+    answer: bool = True
+    traces: bool = True
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default)
 
 
 def _deep_merge(base: dict, override: dict) -> dict:
@@ -98,7 +133,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = LLMSettings()
     db: DBSettings = DBSettings()
     paths: PathSettings = PathSettings()
-    pipeline: dict[str, Any] = {}
+    pipeline: PipelineSettings = PipelineSettings()
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):

@@ -21,12 +21,15 @@ class AskResult(BaseModel):
     db: str = ""
     run_id: str | None = None
     bytes_processed: int | None = None
+    answer: str | None = None
+    chart: dict[str, Any] | None = None
     #: Every SQL the method executed, with its outcome (for evaluation: was some candidate right?).
     candidates: list[dict[str, Any]] = Field(default_factory=list)
 
     def public(self) -> dict[str, Any]:
         """The documented --json shape."""
-        keys = ("question", "sql", "columns", "rows", "error", "usage", "elapsed_s", "run_id", "method", "model", "db", "truncated")
+        keys = ("question", "sql", "columns", "rows", "error", "usage", "elapsed_s", "run_id", "method", "model", "db",
+                "truncated", "answer", "chart")
         data = self.model_dump(include=set(keys))
         if self.bytes_processed is not None:
             data["bytes_processed"] = self.bytes_processed

@@ -1,0 +1,53 @@
+"""The shared prompt prefix of every generator, reviser and judge: instructions, schema, hints, examples.
+
+Everything that is the same for all calls about one question comes first and in the same order, so
+llama.cpp's prompt cache reuses it; each stage appends only its own short instruction and the question.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from askchain.llm.base import Message
+from askchain.prompts import load_prompt
+
+
+@dataclass(frozen=True)
+class Example:
+    question: str
+    sql: str
+    db_id: str = ""
+
+
+@dataclass
+class GenerationContext:
+    question: str  # with any hint appended
+    dialect: str
+    dialect_label: str
+    schema_text: str
+    notes: str = ""
+    value_hints: list[str] = field(default_factory=list)
+    examples: list[Example] = field(default_factory=list)
+
+    def prefix(self) -> list[Message]:
+        values = ""
+        if self.value_hints:
+            values = "\n-- Values stored in the database that the question may refer to:\n" + "\n".join(
+                f"--   {hint}" for hint in self.value_hints
+            ) + "\n"
+        examples = ""
+        if self.examples:
+            examples = "\n-- Examples of questions and their SQL (other databases; patterns only):\n" + "\n".join(
+                f"-- Q: {ex.question}\n{ex.sql.strip()}" for ex in self.examples
+            ) + "\n"
+        notes = f"\n{self.notes.strip()}\n" if self.notes.strip() else ""
+        return load_prompt("askchain.generation", "context").render(
+            dialect_label=self.dialect_label, schema=self.schema_text, notes=notes, values=values, examples=examples
+        )
+
+    def messages(self, package: str, name: str, **values) -> list[Message]:
+        """The shared prefix with a stage's instruction appended to the user turn (question last)."""
+        system, user = self.prefix()
+        tail = load_prompt(package, name).render(dialect_label=self.dialect_label, question=self.question, **values)
+        extra = "\n\n".join(m["content"] for m in tail)
+        return [system, {"role": "user", "content": f"{user['content']}\n\n{extra}"}]

@@ -1,0 +1,216 @@
+"""The full method as a LangGraph graph: retrieve_context (examples, schema linking, values in parallel) ->
+generate_sql (the generators in parallel) -> revise -> select -> answer. Every node calls a plain stage
+function; the graph only wires them, streams an event per stage and records the trace."""
+
+from __future__ import annotations
+
+import operator
+import time
+from typing import Annotated, Any, Callable, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from askchain.config import PipelineSettings
+from askchain.db.schema import Schema
+from askchain.generation.candidates import GENERATORS, Candidate, GeneratorConfig, dedupe
+from askchain.generation.context import Example, GenerationContext
+from askchain.generation.sql_text import normalize_sql
+from askchain.llm.base import track_usage
+from askchain.pipeline.answer_stage import answer_result
+from askchain.pipeline.context import Task, stage, try_execute
+from askchain.pipeline.methods import Outcome
+from askchain.pipeline.revise import Execution, revision_loop
+from askchain.pipeline.select import Selection, select_best
+from askchain.pipeline.trace import Trace, new_run_id
+from askchain.pipeline.validate import validate_sql
+
+
+class State(TypedDict, total=False):
+    examples: list[Example]
+    linked: dict[str, list[str]]
+    value_hints: list[str]
+    context: GenerationContext
+    candidates: Annotated[list[Candidate], operator.add]
+    executions: list[Execution]
+    selection: Selection
+    answer: dict[str, Any]
+
+
+def estimate_tokens(text: str) -> int:
+    return len(text) // 4
+
+
+# ---- stage functions: plain functions of their inputs -------------------------------------------------------------
+
+def find_examples(task: Task, cfg: PipelineSettings) -> list[Example]:
+    if cfg.examples_k <= 0:
+        return []
+    from askchain.retrieval.examples import retrieve_examples
+
+    skeleton_model = task.model if cfg.skeleton == "llm" else None
+    found = retrieve_examples(
+        task.question, cfg.examples_k, exclude_db=task.db_id, exclude_question=task.question,
+        schema=task.engine.schema(), model=skeleton_model, settings=task.settings,
+    )
+    return [Example(e.question, e.sql, e.db_id) for e in found]
+
+
+def link(task: Task, cfg: PipelineSettings) -> dict[str, list[str]]:
+    """Tables and columns relevant to the question; empty means the whole schema is kept."""
+    schema = task.engine.schema()
+    if cfg.schema_linking == "never" or (
+        cfg.schema_linking == "auto" and estimate_tokens(schema.ddl()) <= cfg.linking_token_budget
+    ):
+        return {}
+    from askchain.retrieval.schema import link_schema
+
+    return link_schema(task.question, schema, task.model, hint=task.hint).columns
+
+
+def find_values(task: Task, cfg: PipelineSettings) -> list[str]:
+    if not cfg.value_retrieval:
+        return []
+    from askchain.retrieval.values import retrieve_values
+
+    return retrieve_values(task.question, task.engine, model=task.model if cfg.keywords == "llm" else None, settings=task.settings)
+
+
+def build_context(task: Task, linked: dict[str, list[str]], value_hints: list[str], examples: list[Example]) -> GenerationContext:
+    schema: Schema = task.engine.schema()
+    shown = schema.subset(linked) if linked else schema
+    return GenerationContext(
+        question=task.question_text, dialect=task.dialect, dialect_label=task.dialect_label,
+        schema_text=shown.ddl(), notes=schema.notes, value_hints=value_hints, examples=examples,
+    )
+
+
+# ---- the graph ----------------------------------------------------------------------------------------------------
+
+def build_graph(task: Task, trace: Trace):
+    cfg = task.settings.pipeline
+    seed = task.settings.llm.seed
+    schema = task.engine.schema()
+
+    def execute(sql: str):
+        return try_execute(task.engine, sql)
+
+    def node(name: str, fn: Callable[[State], tuple[dict, dict]]):
+        def run(state: State) -> dict:
+            started = time.perf_counter()
+            with stage(task, name), track_usage() as usage:
+                update, record = fn(state)
+            trace.record(name, time.perf_counter() - started, usage.as_dict(), **record)
+            return update
+        return run
+
+    # retrieve_context subgraph
+    ctx_graph = StateGraph(State)
+    ctx_graph.add_node("examples", node("examples", lambda s: _out("examples", find_examples(task, cfg))))
+    ctx_graph.add_node("schema_linking", node("schema_linking", lambda s: _out("linked", link(task, cfg))))
+    ctx_graph.add_node("values", node("values", lambda s: _out("value_hints", find_values(task, cfg))))
+    ctx_graph.add_node("build_context", node("build_context", lambda s: _context(task, s)))
+    for parallel in ("examples", "schema_linking", "values"):
+        ctx_graph.add_edge(START, parallel)
+        ctx_graph.add_edge(parallel, "build_context")
+    ctx_graph.add_edge("build_context", END)
+
+    # generate_sql subgraph: one node per enabled generator, all from the same context
+    gen_graph = StateGraph(State)
+    enabled = [(name, gcfg) for name, gcfg in cfg.generators.items() if gcfg.enabled and gcfg.n > 0 and name in GENERATORS]
+    for i, (name, gcfg) in enumerate(enabled):
+        gen_cfg = GeneratorConfig(gcfg.n, gcfg.temperature, gcfg.top_p, gcfg.max_tokens, True, dict(gcfg.options))
+
+        def generate(state: State, name=name, gen_cfg=gen_cfg, offset=i):
+            made = GENERATORS[name](state["context"], task.model, gen_cfg, seed + 1000 * offset, execute)
+            task.emit({"type": "candidates", "generator": name, "sql": [c.sql for c in made]})
+            return {"candidates": made}, {"candidates": [c.sql for c in made], "reasoning": [c.reasoning for c in made]}
+
+        gen_graph.add_node(name, node(name, generate))
+        gen_graph.add_edge(START, name)
+        gen_graph.add_edge(name, END)
+
+    def revise(state: State):
+        unique = dedupe(state.get("candidates", []), task.dialect)
+        rounds = []
+
+        def on_round(round_no: int, results: list[Execution]):
+            rounds.append([_execution_record(ex) for ex in results])
+            task.emit({"type": "revision", "round": round_no, "executions": rounds[-1]})
+
+        executions = revision_loop(
+            unique, ctx=state["context"], model=task.model, key=lambda sql: normalize_sql(sql, task.dialect),
+            validate=lambda sql: validate_sql(sql, schema), execute=execute,
+            rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions, seed=seed, on_round=on_round,
+        )
+        return {"executions": executions}, {"unique_candidates": len(unique), "rounds": rounds}
+
+    def select(state: State):
+        selection = select_best(
+            state["executions"], ctx=state["context"], model=task.model,
+            max_groups=cfg.selection_max_groups, majority_margin=cfg.majority_margin, seed=seed,
+        )
+        chosen = selection.chosen
+        task.emit({"type": "selected", "sql": chosen.candidate.sql if chosen else None, "reason": selection.reason})
+        record = {
+            "reason": selection.reason,
+            "groups": [{"size": len(g.members), "score": g.score, "generators": g.generators, "sql": g.representative.candidate.sql} for g in selection.groups],
+            "matches": selection.matches,
+            "chosen": chosen.candidate.sql if chosen else None,
+        }
+        return {"selection": selection}, record
+
+    def answer(state: State):
+        chosen = state["selection"].chosen
+        if not cfg.answer or chosen is None:
+            return {}, {"skipped": True}
+        out = answer_result(task.question, chosen.candidate.sql, chosen.result, chosen.error, task.model)
+        task.emit({"type": "answer", **out})
+        return {"answer": out}, out
+
+    graph = StateGraph(State)
+    graph.add_node("retrieve_context", ctx_graph.compile())
+    graph.add_node("generate_sql", gen_graph.compile())
+    graph.add_node("revise", node("revise", revise))
+    graph.add_node("select", node("select", select))
+    graph.add_node("answer", node("answer", answer))
+    graph.add_edge(START, "retrieve_context")
+    graph.add_edge("retrieve_context", "generate_sql")
+    graph.add_edge("generate_sql", "revise")
+    graph.add_edge("revise", "select")
+    graph.add_edge("select", "answer")
+    graph.add_edge("answer", END)
+    return graph.compile()
+
+
+def _out(key: str, value) -> tuple[dict, dict]:
+    return {key: value}, {key: value}
+
+
+def _context(task: Task, state: State) -> tuple[dict, dict]:
+    ctx = build_context(task, state.get("linked", {}), state.get("value_hints", []), state.get("examples", []))
+    return {"context": ctx}, {"schema_tokens": estimate_tokens(ctx.schema_text), "linked": state.get("linked", {})}
+
+
+def _execution_record(ex: Execution) -> dict[str, Any]:
+    return {
+        "sql": ex.candidate.sql, "generator": ex.candidate.generator, "status": ex.status, "error": ex.error,
+        "rows": len(ex.result.rows) if ex.result else 0, "round": ex.candidate.round,
+        "warnings": ex.findings.warnings,
+    }
+
+
+def run_pipeline(task: Task) -> Outcome:
+    """The `pipeline` method: the graph run to completion, with its trace saved."""
+    trace = Trace(new_run_id(), task.question, task.engine.name, "pipeline", task.model.model_id)
+    final = build_graph(task, trace).invoke({})
+    selection: Selection = final["selection"]
+    chosen = selection.chosen
+    if task.settings.pipeline.traces:
+        trace.save(task.settings.paths.data("traces", "x").parent)
+    candidates = [_execution_record(ex) for ex in final.get("executions", [])]
+    if chosen is None:
+        return Outcome(None, None, "no candidate SQL was produced", candidates, {"run_id": trace.run_id})
+    error = None if chosen.status == "success" else (chosen.error or ("no rows" if chosen.status == "empty" else chosen.status))
+    if chosen.status == "empty":
+        error = None  # ran fine: an empty answer is an answer, after revision could not find rows
+    return Outcome(chosen.candidate.sql, chosen.result, error, candidates, {"run_id": trace.run_id, **final.get("answer", {})})

@@ -1,0 +1,106 @@
+"""Execution-guided revision: pending -> executed (never the same SQL twice) -> failed or success; each failed
+query is revised by the LLM as a minimal edit with its error or empty result, for at most `rounds` rounds."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+from askchain.db.base import QueryResult
+from askchain.generation.candidates import Candidate
+from askchain.generation.context import GenerationContext
+from askchain.generation.sql_text import extract_sql
+from askchain.llm.base import ChatModel
+from askchain.pipeline.validate import Findings
+
+Status = Literal["success", "empty", "error", "invalid"]
+
+
+@dataclass
+class Execution:
+    candidate: Candidate
+    result: QueryResult | None
+    error: str | None
+    findings: Findings
+    status: Status
+
+    @property
+    def failed(self) -> bool:
+        return self.status != "success"
+
+    def problem(self) -> str:
+        if self.status == "invalid":
+            return self.findings.summary()
+        if self.status == "error":
+            return f"it fails with: {self.error}"
+        return "it runs but returns no rows; check filters and stored values (spelling, case, format)"
+
+
+def execute_candidates(
+    candidates: list[Candidate],
+    validate: Callable[[str], Findings],
+    execute: Callable[[str], "tuple[QueryResult | None, str | None]"],
+    workers: int = 4,
+) -> list[Execution]:
+    """Validate each candidate; run the valid ones in parallel; statically broken ones are not run."""
+
+    def run(cand: Candidate) -> Execution:
+        findings = validate(cand.sql)
+        if not findings.ok:
+            return Execution(cand, None, findings.summary(), findings, "invalid")
+        result, error = execute(cand.sql)
+        if error:
+            return Execution(cand, None, error, findings, "error")
+        return Execution(cand, result, None, findings, "success" if result.rows else "empty")
+
+    if len(candidates) <= 1:
+        return [run(c) for c in candidates]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(run, candidates))
+
+
+def revise_one(execution: Execution, ctx: GenerationContext, model: ChatModel, seed: int, round_no: int) -> Candidate:
+    reply = model.complete(
+        ctx.messages("askchain.pipeline", "revise", sql=execution.candidate.sql, problem=execution.problem()),
+        temperature=0.0 if round_no == 1 else 0.5, max_tokens=320, seed=seed + round_no,
+    )
+    origin = execution.candidate.generator.split("+")[0]
+    return Candidate(extract_sql(reply.text), f"{origin}+revision", parent=execution.candidate.sql, round=round_no)
+
+
+def revision_loop(
+    candidates: list[Candidate],
+    *,
+    ctx: GenerationContext,
+    model: ChatModel,
+    key: Callable[[str], str],
+    validate: Callable[[str], Findings],
+    execute: Callable[[str], "tuple[QueryResult | None, str | None]"],
+    rounds: int = 5,
+    max_revisions: int = 8,
+    seed: int = 42,
+    on_round: Callable[[int, list[Execution]], None] | None = None,
+) -> list[Execution]:
+    """Every execution made, in order; revision stops when nothing failed, the rounds or the budget run out."""
+    executed: dict[str, Execution] = {}
+    pending = candidates
+    revisions = 0
+    for round_no in range(rounds + 1):
+        fresh = []
+        for cand in pending:
+            k = key(cand.sql)
+            if k not in executed and k not in {key(c.sql) for c in fresh}:
+                fresh.append(cand)
+        results = execute_candidates(fresh, validate, execute)
+        for cand, ex in zip(fresh, results):
+            executed[key(cand.sql)] = ex
+        if on_round:
+            on_round(round_no, results)
+        failed = [ex for ex in results if ex.failed]
+        if round_no == rounds or not failed or revisions >= max_revisions:
+            break
+        failed = failed[: max_revisions - revisions]
+        revisions += len(failed)
+        pending = [revise_one(ex, ctx, model, seed, round_no + 1) for ex in failed]
+    return list(executed.values())

@@ -1,0 +1,124 @@
+"""Selection: group successful candidates by execution result; if groups disagree, a round-robin pairwise
+tournament judged by the LLM picks the one that answers the question (ties broken by group size)."""
+
+from __future__ import annotations
+
+import itertools
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel
+
+import sqlglot
+from sqlglot.errors import SqlglotError
+
+from askchain.generation.candidates import result_preview
+from askchain.generation.context import GenerationContext
+from askchain.llm.base import ChatModel
+from askchain.pipeline.revise import Execution
+
+
+@dataclass
+class Group:
+    members: list[Execution]
+    score: float = 0.0
+
+    @property
+    def representative(self) -> Execution:
+        # an original candidate over a revision, then the shortest SQL
+        return min(self.members, key=lambda ex: (ex.candidate.round, len(ex.candidate.sql)))
+
+    @property
+    def generators(self) -> list[str]:
+        return sorted({ex.candidate.generator for ex in self.members})
+
+
+@dataclass
+class Selection:
+    chosen: Execution | None
+    groups: list[Group] = field(default_factory=list)
+    matches: list[dict] = field(default_factory=list)
+    reason: str = ""
+
+
+class Verdict(BaseModel):
+    winner: Literal["A", "B"]
+
+
+def _normal(value):
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return value if isinstance(value, (int, str, type(None))) else str(value)
+
+
+def orders_rows(sql: str, dialect: str) -> bool:
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except SqlglotError:
+        return False
+    return bool(tree and tree.args.get("order"))
+
+
+def result_signature(ex: Execution, dialect: str) -> tuple:
+    rows = [tuple(_normal(v) for v in row) for row in ex.result.rows]
+    if not orders_rows(ex.candidate.sql, dialect):
+        rows = sorted(rows, key=repr)
+    return tuple(rows)
+
+
+def group_by_result(executions: list[Execution], dialect: str) -> list[Group]:
+    groups: dict[tuple, Group] = {}
+    for ex in executions:
+        if ex.status == "success":
+            groups.setdefault(result_signature(ex, dialect), Group([])).members.append(ex)
+    return sorted(groups.values(), key=lambda g: -len(g.members))
+
+
+def select_best(
+    executions: list[Execution],
+    *,
+    ctx: GenerationContext,
+    model: ChatModel,
+    max_groups: int = 4,
+    majority_margin: float = 0.0,
+    seed: int = 42,
+) -> Selection:
+    """`majority_margin` > 0 skips the tournament when the largest group is that many times the next one."""
+    groups = group_by_result(executions, ctx.dialect)
+    if not groups:
+        return Selection(_best_failure(executions), [], [], "no candidate succeeded")
+    if len(groups) == 1:
+        return Selection(groups[0].representative, groups, [], "all successful candidates agree")
+    top = groups[:max_groups]
+    if majority_margin and len(top[0].members) >= majority_margin * len(top[1].members):
+        return Selection(top[0].representative, groups, [], "clear majority")
+    matches = []
+    for i, (a, b) in enumerate(itertools.combinations(range(len(top)), 2)):
+        first, second = (a, b) if i % 2 == 0 else (b, a)  # alternate positions against order bias
+        ex_a, ex_b = top[first].representative, top[second].representative
+        verdict = model.complete(
+            ctx.messages(
+                "askchain.pipeline", "judge",
+                sql_a=ex_a.candidate.sql, sql_b=ex_b.candidate.sql,
+                rows_a=len(ex_a.result.rows), rows_b=len(ex_b.result.rows),
+                preview_a=result_preview(ex_a.result), preview_b=result_preview(ex_b.result),
+            ),
+            temperature=0.0, max_tokens=12, response_model=Verdict, seed=seed,
+        ).parsed[0]
+        winner = None if verdict is None else (first if verdict.winner == "A" else second)
+        if winner is not None:
+            top[winner].score += 1
+        matches.append({"a": ex_a.candidate.sql, "b": ex_b.candidate.sql, "winner": ["A", "B"][winner == second] if winner is not None else None})
+    best = max(top, key=lambda g: (g.score, len(g.members)))
+    return Selection(best.representative, groups, matches, "tournament")
+
+
+def _best_failure(executions: list[Execution]) -> Execution | None:
+    """Nothing succeeded: prefer a query that ran (empty result) over one that failed, later rounds first."""
+    if not executions:
+        return None
+    rank = {"empty": 0, "error": 1, "invalid": 2, "success": 0}
+    return min(executions, key=lambda ex: (rank[ex.status], -ex.candidate.round))

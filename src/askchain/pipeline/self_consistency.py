@@ -1,0 +1,43 @@
+"""Self-consistency: the baseline prompt sampled n times, one error-driven revision per failed sample,
+and a majority vote over execution results. The pipeline must earn its extra machinery against this."""
+
+from __future__ import annotations
+
+from askchain.generation.candidates import Candidate
+from askchain.generation.context import GenerationContext
+from askchain.generation.sql_text import normalize_sql
+from askchain.pipeline.baseline import generate_baseline
+from askchain.pipeline.context import Task, stage, try_execute
+from askchain.pipeline.methods import Outcome
+from askchain.pipeline.revise import revision_loop
+from askchain.pipeline.select import group_by_result
+from askchain.pipeline.validate import Findings
+
+
+def self_consistency(task: Task) -> Outcome:
+    cfg = task.settings.pipeline
+    with stage(task, "generate"):
+        samples = generate_baseline(task, temperature=cfg.self_consistency_temperature, n=cfg.self_consistency_n)
+    candidates = [Candidate(sql, "baseline") for sql in samples]
+    ctx = GenerationContext(task.question_text, task.dialect, task.dialect_label, task.schema_text(), task.engine.schema().notes)
+    with stage(task, "revise"):
+        executions = revision_loop(
+            candidates, ctx=ctx, model=task.model, key=lambda sql: normalize_sql(sql, task.dialect),
+            validate=lambda sql: Findings(), execute=lambda sql: try_execute(task.engine, sql),
+            rounds=1, max_revisions=len(candidates), seed=task.settings.llm.seed,
+        )
+    # Votes count every sample, duplicates included: that is what makes it a majority.
+    weight = {}
+    for cand in candidates:
+        k = normalize_sql(cand.sql, task.dialect)
+        weight[k] = weight.get(k, 0) + 1
+    with stage(task, "select"):
+        groups = group_by_result(executions, task.dialect)
+    records = [{"sql": ex.candidate.sql, "generator": ex.candidate.generator, "status": ex.status, "error": ex.error} for ex in executions]
+    if not groups:
+        failed = min(executions, key=lambda ex: ({"empty": 0, "error": 1, "invalid": 2}[ex.status], -ex.candidate.round))
+        error = None if failed.status == "empty" else failed.error
+        return Outcome(failed.candidate.sql, failed.result, error, records)
+    best = max(groups, key=lambda g: sum(weight.get(normalize_sql(ex.candidate.sql, task.dialect), 1) for ex in g.members))
+    chosen = best.representative
+    return Outcome(chosen.candidate.sql, chosen.result, None, records)

@@ -1,0 +1,124 @@
+"""Static checks before execution: parse, hallucinated tables/columns/functions, joins off the key graph,
+aggregates mixed with plain columns, SELECT *. Errors send a candidate to revision instead of the database."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema
+
+from askchain.db.schema import Schema
+
+
+@dataclass
+class Findings:
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def summary(self) -> str:
+        return "; ".join(self.errors + self.warnings)
+
+
+# Dialects that reject a non-aggregated column beside an aggregate without GROUP BY (SQLite accepts it).
+STRICT_GROUP_BY = {"bigquery", "postgres", "duckdb"}
+
+
+def sqlglot_schema(schema: Schema) -> MappingSchema:
+    """The schema as sqlglot's nested mapping, keyed by the names queries use (qualified where they are)."""
+    mapping: dict = {}
+    for table in schema.tables:
+        columns = {c.name: "UNKNOWN" for c in table.columns}
+        parts = table.display_name.split(".")
+        node = mapping
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = columns
+    depth = max(len(t.display_name.split(".")) for t in schema.tables) if schema.tables else 1
+    if any(len(t.display_name.split(".")) != depth for t in schema.tables):
+        mapping = {t.name: {c.name: "UNKNOWN" for c in t.columns} for t in schema.tables}
+    return MappingSchema(mapping, dialect=schema.dialect, normalize=schema.dialect != "bigquery")
+
+
+def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = None) -> Findings:
+    findings = Findings()
+    dialect = schema.dialect
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except SqlglotError as exc:
+        findings.errors.append(f"syntax error: {str(exc).splitlines()[0]}")
+        return findings
+    if tree is None:
+        findings.errors.append("empty query")
+        return findings
+
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    for table in tree.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            continue
+        name = ".".join(p.name for p in table.parts)
+        if table.name.lower() not in ctes and schema.table(name) is None:
+            findings.errors.append(f"table {name} does not exist")
+    if findings.errors:
+        return findings
+
+    try:
+        qualify(tree.copy(), schema=sqlglot_schema(schema), dialect=dialect, validate_qualify_columns=True,
+                quote_identifiers=False, identify=False)
+    except OptimizeError as exc:
+        message = str(exc).splitlines()[0]
+        findings.errors.append(message.split(". Line:")[0].replace("could not be resolved", "does not exist"))
+    except SqlglotError:
+        pass  # qualification is best effort on constructs sqlglot cannot resolve
+
+    if known_functions is not None:
+        for func in tree.find_all(exp.Anonymous):
+            if func.name.lower() not in known_functions:
+                findings.errors.append(f"function {func.name}() does not exist")
+
+    _check_aggregates(tree, dialect, findings)
+    _check_joins(tree, schema, findings)
+    if any(isinstance(s, exp.Star) for s in (tree.selects if isinstance(tree, exp.Select) else [])):
+        findings.warnings.append("SELECT * returns every column; select only the columns asked for")
+    return findings
+
+
+def _check_aggregates(tree: exp.Expression, dialect: str, findings: Findings) -> None:
+    for select in tree.find_all(exp.Select):
+        if select.args.get("group"):
+            continue
+        projections = select.expressions
+        has_agg = any(p.find(exp.AggFunc) and not p.find(exp.Window) for p in projections)
+        plain = [p for p in projections if not p.find(exp.AggFunc) and p.find(exp.Column)]
+        if has_agg and plain:
+            message = f"aggregate beside non-aggregated {plain[0].sql(dialect=dialect)} without GROUP BY"
+            (findings.errors if dialect in STRICT_GROUP_BY else findings.warnings).append(message)
+
+
+def _check_joins(tree: exp.Expression, schema: Schema, findings: Findings) -> None:
+    edges = schema.foreign_key_edges()
+    if not edges:
+        return
+    known = {frozenset({(a.lower(), b.lower()), (c.lower(), d.lower())}) for a, b, c, d in edges}
+    aliases = {}
+    for table in tree.find_all(exp.Table):
+        aliases[table.alias_or_name.lower()] = table.name.lower()
+    for join in tree.find_all(exp.Join):
+        on = join.args.get("on")
+        if on is None:
+            continue
+        for eq in on.find_all(exp.EQ):
+            left, right = eq.left, eq.right
+            if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
+                continue
+            a = (aliases.get(left.table.lower(), left.table.lower()), left.name.lower())
+            b = (aliases.get(right.table.lower(), right.table.lower()), right.name.lower())
+            if a[0] and b[0] and frozenset({a, b}) not in known and a[1] != b[1]:
+                findings.warnings.append(f"join {a[0]}.{a[1]} = {b[0]}.{b[1]} is not on a foreign key")

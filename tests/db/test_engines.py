@@ -1,0 +1,127 @@
+"""SQLite and DuckDB engines: introspection, read-only execution, limits, and untouched files."""
+
+import hashlib
+
+import duckdb
+import pytest
+
+from askchain.config import DBSettings
+from askchain.db import open_database
+from askchain.errors import DatabaseError, QueryFailed, QueryRefused
+
+
+def digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def duckdb_file(tmp_path):
+    path = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE customers(id INTEGER PRIMARY KEY, name VARCHAR)")
+    con.execute("CREATE TABLE orders(id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers(id), amount DOUBLE)")
+    con.execute("COMMENT ON COLUMN orders.amount IS 'order total in USD'")
+    con.execute("INSERT INTO customers VALUES (1, 'Ada'), (2, 'Grace')")
+    con.execute("INSERT INTO orders SELECT i, 1 + i % 2, i * 1.5 FROM range(1, 101) t(i)")
+    con.close()
+    return path
+
+
+def test_engine_inferred_from_file_header(sqlite_copy, duckdb_file):
+    assert open_database(str(sqlite_copy)).dialect == "sqlite"
+    assert open_database(str(duckdb_file)).dialect == "duckdb"
+    assert open_database(f"sqlite://{sqlite_copy}").dialect == "sqlite"
+
+
+@pytest.mark.parametrize("location", ["/no/such/file.sqlite", "ftp://host/db", __file__])
+def test_unusable_locations_are_one_line_errors(location):
+    with pytest.raises(DatabaseError) as info:
+        open_database(location)
+    assert "\n" not in str(info.value)
+
+
+def test_sqlite_introspection(sqlite_copy):
+    schema = open_database(str(sqlite_copy)).schema()
+    concert = schema.table("concert")
+    assert [c.name for c in concert.columns][:2] == ["concert_ID", "concert_Name"]
+    assert concert.primary_key == ["concert_ID"]
+    assert ("concert", "Stadium_ID", "stadium", "Stadium_ID") in schema.foreign_key_edges()
+    assert schema.table("singer").row_count == 6
+    assert schema.table("singer").column("Country").examples
+    assert "CREATE TABLE singer" in schema.ddl()
+    assert "FK: concert.Stadium_ID -> stadium.Stadium_ID" in schema.light()
+
+
+def test_duckdb_introspection(duckdb_file):
+    schema = open_database(str(duckdb_file)).schema()
+    orders = schema.table("orders")
+    assert orders.column("amount").description == "order total in USD"
+    assert ("orders", "customer_id", "customers", "id") in schema.foreign_key_edges()
+    assert orders.row_count == 100
+
+
+@pytest.mark.parametrize("fixture", ["sqlite_copy", "duckdb_file"])
+def test_queries_run_and_files_stay_byte_identical(fixture, request):
+    path = request.getfixturevalue(fixture)
+    before = digest(path)
+    engine = open_database(str(path))
+    table = "singer" if fixture == "sqlite_copy" else "customers"
+    result = engine.execute(f"SELECT * FROM {table}")
+    assert result.rows and result.columns and not result.truncated
+    for sql in (f"DELETE FROM {table}", f"WITH x AS (DELETE FROM {table} RETURNING *) SELECT * FROM x", f"DROP TABLE {table}"):
+        with pytest.raises(QueryRefused):
+            engine.execute(sql)
+    engine.close()
+    assert digest(path) == before
+
+
+def test_sqlite_connection_itself_refuses_writes(sqlite_copy):
+    """Second barrier: even SQL that slipped past the guard cannot write through the engine's connection."""
+    engine = open_database(str(sqlite_copy))
+    before = digest(sqlite_copy)
+    for sql in ("DELETE FROM singer", "CREATE TABLE t(a)", "ATTACH DATABASE ':memory:' AS m"):
+        with pytest.raises(QueryFailed):
+            engine._run(sql, max_rows=10, timeout_s=5)
+    assert digest(sqlite_copy) == before
+
+
+def test_duckdb_connection_itself_refuses_writes_and_files(duckdb_file):
+    engine = open_database(str(duckdb_file))
+    for sql in (
+        "DELETE FROM orders",
+        "SELECT * FROM read_text('/etc/passwd')",
+        "COPY orders TO '/tmp/askchain-leak.csv'",
+        "SET enable_external_access = true",
+        "INSTALL httpfs",
+    ):
+        with pytest.raises(QueryFailed):
+            engine._run(sql, max_rows=10, timeout_s=5)
+
+
+def test_row_cap_truncates(duckdb_file):
+    result = open_database(str(duckdb_file), DBSettings(max_rows=7)).execute("SELECT * FROM orders")
+    assert len(result.rows) == 7 and result.truncated
+
+
+@pytest.mark.parametrize("fixture,runaway", [
+    ("sqlite_copy", "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n"),
+    ("duckdb_file", "SELECT count(*) FROM range(100000000000) a, range(1000) b WHERE a.range * b.range = -1"),
+])
+def test_runaway_queries_stop_at_the_timeout(fixture, runaway, request):
+    engine = open_database(str(request.getfixturevalue(fixture)), DBSettings(timeout_s=1))
+    with pytest.raises(QueryFailed, match="time limit"):
+        engine.execute(runaway)
+
+
+def test_runtime_errors_are_query_failures(sqlite_copy):
+    with pytest.raises(QueryFailed, match="no such column"):
+        open_database(str(sqlite_copy)).execute("SELECT nope FROM singer")
+
+
+def test_mapped_names_are_transpiled(duckdb_file):
+    engine = open_database(str(duckdb_file), query_dialect="bigquery", table_map={"shop-project.sales.orders": "orders"})
+    result = engine.execute(
+        "SELECT SAFE_DIVIDE(SUM(amount), COUNT(*)) AS avg_amount FROM `shop-project.sales.orders` WHERE id > 0"
+    )
+    assert result.rows[0][0] == pytest.approx(75.75)
+    assert engine.schema().table("orders").query_name == "shop-project.sales.orders"
