@@ -118,7 +118,10 @@ def evaluate_example(example: Example, engine: Engine, model: ChatModel, method:
         gold = engine.execute(example.gold_sql)
     except (QueryRefused, QueryFailed) as exc:
         return {**record, "gold_error": str(exc), "sql": None, "correct": None, "error_class": None}
-    result = ask(example.question, engine, method=method, model=model, hint=example.hint, settings=settings, db_id=example.db_id)
+    result = ask(
+        example.question, engine, method=method, model=model, hint=example.hint, settings=settings, db_id=example.db_id,
+        answer=False,  # the summary in words is not scored; it would only add latency and tokens
+    )
     ran = result.error is None
     correct = judge(gold, result.columns, result.rows, example.order_matters) if ran else dict.fromkeys(COMPARATORS, False)
     return {

@@ -1,0 +1,144 @@
+"""The runner on real Spider questions with a scripted model: EX, error classes, resuming, reports."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from askchain.config import get_settings
+from askchain.errors import ConfigError, DatasetError
+from askchain.eval.datasets import Example, load_spider
+from askchain.eval.runner import RESULTS_FILE, candidate_oracle, classify_error, read_results, run_eval, select_examples
+from askchain.llm.fake import ScriptedModel
+from askchain.pipeline.result import AskResult
+
+
+@pytest.fixture(scope="module")
+def spider(spider_root):
+    return load_spider(spider_root)
+
+
+def _question(request) -> str:
+    return request.messages[-1][1].split("-- Question: ")[-1].strip()
+
+
+def answering(examples: list[Example], wrong: dict[int, str]):
+    """A model replying with the gold SQL, except for the questions at the positions in `wrong`."""
+    gold = {e.question: e.gold_sql for e in examples}
+    position = {e.question: i for i, e in enumerate(examples)}
+
+    def script(request, sample):
+        question = _question(request)
+        return f"```sql\n{wrong.get(position[question], gold[question])}\n```"
+
+    return script
+
+
+def test_select_examples_is_deterministic(spider):
+    first = select_examples(spider.examples, 20, seed=7)
+    assert first == select_examples(spider.examples, 20, seed=7)
+    assert first != select_examples(spider.examples, 20, seed=8)
+    assert len(first) == 20 and len({e.id for e in first}) == 20
+    assert select_examples(spider.examples[:5], 50, seed=7) == spider.examples[:5]
+
+
+def test_scores_scripted_answers_and_writes_report(spider, tmp_path):
+    chosen = select_examples(spider.examples, 6, seed=7)
+    wrong = {1: "SELECT -424242", 3: "SELECT nope FROM nowhere", 4: "SELECT count(* FROM singer"}
+    model = ScriptedModel(answering(chosen, wrong))
+    run = run_eval(spider, "baseline", model, get_settings(), limit=6, seed=7, out_dir=tmp_path)
+
+    assert [r["id"] for r in run.records] == [e.id for e in chosen]
+    assert [r["correct"]["spider"] for r in run.records] == [True, False, True, False, False, True]
+    assert [r["error_class"] for r in run.records] == [
+        "none", "wrong-result", "none", "no-such-table-or-column", "syntax", "none"
+    ]
+    assert [r["any_candidate_correct"] for r in run.records] == [r["correct"]["spider"] for r in run.records]
+    first = run.records[0]
+    assert first["difficulty"] in ("easy", "medium", "hard", "extra") and first["sql"] == chosen[0].gold_sql
+    assert first["prompt_tokens"] > 0 and first["completion_tokens"] > 0 and first["n_candidates"] == 1
+
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["ex"]["spider"] == 0.5 and report["evaluated"] == 6
+    assert report["execution_error_rate"] == round(2 / 6, 4)
+    assert report["oracle_rate"] == 0.5 and report["selected_right_when_some_candidate_right"] == 1.0
+    assert sum(row["n"] for row in report["by_difficulty"].values()) == 6
+    assert "| **all** | 6 |" in (tmp_path / "report.md").read_text()
+    assert (tmp_path / "report.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_resumes_without_asking_again(spider, tmp_path):
+    chosen = select_examples(spider.examples, 4, seed=1)
+    model = ScriptedModel(answering(chosen, {}))
+    run_eval(spider, "baseline", model, get_settings(), limit=4, seed=1, out_dir=tmp_path)
+    assert len(model.requests) == 4
+
+    run = run_eval(spider, "baseline", model, get_settings(), limit=4, seed=1, out_dir=tmp_path)
+    assert len(model.requests) == 4 and len(run.records) == 4
+
+    lines = (tmp_path / RESULTS_FILE).read_text().splitlines()
+    (tmp_path / RESULTS_FILE).write_text("\n".join(lines[:2]) + "\n")  # as if interrupted after two questions
+    run = run_eval(spider, "baseline", model, get_settings(), limit=4, seed=1, out_dir=tmp_path)
+    assert len(model.requests) == 6
+    assert [r["id"] for r in read_results(tmp_path)] == [e.id for e in chosen]
+    assert all(r["correct"]["spider"] for r in run.records)
+
+    with pytest.raises(DatasetError, match="holds another run .*seed=1"):
+        run_eval(spider, "baseline", model, get_settings(), limit=4, seed=2, out_dir=tmp_path)
+
+
+def test_failed_gold_is_recorded_and_excluded(spider, tmp_path):
+    good, bad = spider.examples[0], replace(spider.examples[1], gold_sql="SELECT missing_column FROM singer")
+    dataset = replace(spider, examples=[good, bad])
+    model = ScriptedModel(answering([good], {}))
+    run = run_eval(dataset, "baseline", model, get_settings(), out_dir=tmp_path)
+    assert len(model.requests) == 1  # the model is not asked a question that cannot be scored
+    assert "no such column" in run.records[1]["gold_error"] and run.records[1]["correct"] is None
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert (report["questions"], report["evaluated"], report["gold_failed"], report["ex"]["spider"]) == (2, 1, 1, 1.0)
+
+
+def test_unknown_method_fails_before_any_work(spider, tmp_path):
+    with pytest.raises(ConfigError, match="unknown method 'nope'"):
+        run_eval(spider, "nope", ScriptedModel([]), get_settings(), limit=1, out_dir=tmp_path)
+    assert not (tmp_path / RESULTS_FILE).exists()
+
+
+def test_oracle_reexecutes_distinct_candidates(spider):
+    example = spider.examples[0]  # SELECT count(*) FROM singer
+    engine = spider.connect(example.db_id, get_settings())
+    gold = engine.execute(example.gold_sql)
+    candidates = [
+        {"sql": "SELECT 1", "error": None},
+        {"sql": "select 1", "error": None},
+        {"sql": "SELECT nope", "error": "no such column: nope"},
+        {"sql": "SELECT COUNT(*) FROM singer", "error": None},
+    ]
+    result = AskResult(question=example.question, sql="SELECT 1", columns=["1"], rows=[[1]], candidates=candidates)
+    assert candidate_oracle(result, engine, gold, example, "spider", selected_correct=False)
+    assert not candidate_oracle(result, engine, gold, example, "spider", selected_correct=False, cap=1)
+
+
+@pytest.mark.parametrize(
+    "error, correct, pred_rows, gold_rows, expected",
+    [
+        (None, True, 3, 3, "none"),
+        (None, False, 0, 3, "empty-result"),
+        (None, False, 0, 0, "wrong-result"),
+        (None, False, 2, 3, "wrong-result"),
+        ("query stopped at the 30 s time limit", False, 0, 3, "timeout"),
+        ("cannot parse the SQL as sqlite: Invalid expression", False, 0, 3, "syntax"),
+        ('near "SELEC": syntax error', False, 0, 3, "syntax"),
+        ("no such table: nowhere", False, 0, 3, "no-such-table-or-column"),
+        ('Catalog Error: Table with name blocks does not exist!', False, 0, 3, "no-such-table-or-column"),
+        ('Binder Error: Referenced column "x" not found in FROM clause!', False, 0, 3, "no-such-table-or-column"),
+        ("only read-only queries are allowed, not DELETE", False, 0, 3, "refused"),
+        ("empty SQL statement", False, 0, 3, "refused"),
+        ("ambiguous column name: id", False, 0, 3, "runtime"),
+        ("Catalog Error: Scalar Function with name foo does not exist!", False, 0, 3, "runtime"),
+    ],
+)
+def test_error_classes(error, correct, pred_rows, gold_rows, expected):
+    assert classify_error(error, correct, pred_rows, gold_rows) == expected
