@@ -1,0 +1,1 @@
+"""The HTTP API and web UI (`askchain serve`); needs the `server` extra."""

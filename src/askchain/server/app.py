@@ -1,0 +1,283 @@
+"""The HTTP API and web UI: questions answered as Server-Sent Events, a schema browser, conversation threads.
+
+`create_app(settings, model=...)` builds the app; tests inject a scripted model, `askchain serve` runs it with uvicorn.
+Answers run in a bounded worker pool; beyond `max_concurrent` questions in flight the API answers 429.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import decimal
+import json
+import logging
+import platform
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from dataclasses import asdict
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+from askchain.config import Settings, get_settings
+from askchain.errors import AskchainError, ConfigError, DatabaseError, DatasetError, require
+from askchain.llm.base import ChatModel
+from askchain.llm.registry import named_models
+from askchain.pipeline.methods import METHODS
+from askchain.server.a2a import A2ARequest, A2AResponse, generate
+from askchain.server.catalog import Catalog, UnknownDatabase, schema_json
+from askchain.server.threads import ThreadStore
+from askchain.server.turn import Emit, ModelPool, Services, TurnRequest, run_turn
+
+require("fastapi", "server")
+require("sse_starlette", "server")
+
+from fastapi import FastAPI, Request  # noqa: E402
+from fastapi import Path as PathParam  # noqa: E402
+from fastapi.responses import FileResponse, JSONResponse  # noqa: E402
+from fastapi.staticfiles import StaticFiles  # noqa: E402
+from pydantic import BaseModel, ConfigDict, Field, field_validator  # noqa: E402
+from sse_starlette.sse import EventSourceResponse  # noqa: E402
+
+log = logging.getLogger("askchain.server")
+
+STATIC = Path(__file__).with_name("static")
+THREAD_ID = r"^[A-Za-z0-9_-]{1,64}$"
+DB_NAME = r"^[A-Za-z0-9_.-]{1,100}$"
+MAX_BODY_BYTES = 2_000_000
+DEFAULT_MAX_CONCURRENT = 4
+_END = object()
+
+
+class QueryRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(min_length=1, max_length=2000)
+    db: str | None = Field(None, pattern=DB_NAME)
+    thread_id: str | None = Field(None, pattern=THREAD_ID)
+    method: str | None = Field(None, max_length=40)
+    model: str | None = Field(None, min_length=1, max_length=120)
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, question: str) -> str:
+        if not question.strip():
+            raise ValueError("the question is empty")
+        return question.strip()
+
+    @field_validator("method")
+    @classmethod
+    def _known_method(cls, method: str | None) -> str | None:
+        if method is not None and method not in METHODS:
+            raise ValueError(f"unknown method: use one of {', '.join(METHODS)}")
+        return method
+
+
+class Slots:
+    """Questions in flight, counted from admission until their worker finishes (not until the client leaves)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.active = 0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> bool:
+        with self._lock:
+            if self.active >= self.limit:
+                return False
+            self.active += 1
+            return True
+
+    def release(self) -> None:
+        with self._lock:
+            self.active -= 1
+
+
+def create_app(
+    settings: Settings | None = None,
+    model: ChatModel | None = None,
+    *,
+    databases: dict[str, str] | None = None,
+    max_concurrent: int | None = None,
+) -> FastAPI:
+    """The app over `settings` (databases from settings.pipeline["databases"] plus `databases`; threads in the data dir)."""
+    settings = settings or get_settings()
+    services = Services(
+        settings=settings,
+        catalog=Catalog(settings, databases),
+        threads=ThreadStore(settings.paths.data("threads.sqlite")),
+        models=ModelPool(settings, model),
+    )
+    limit = int(max_concurrent or settings.pipeline.get("max_concurrent") or DEFAULT_MAX_CONCURRENT)
+    if limit < 1:
+        raise ConfigError("max_concurrent must be at least 1")
+    slots = Slots(limit)
+    executor = ThreadPoolExecutor(max_workers=limit, thread_name_prefix="askchain-answer")
+    default_method = settings.pipeline.get("method", "baseline")
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI):
+        yield
+        executor.shutdown(wait=False, cancel_futures=True)
+        services.catalog.close()
+
+    app = FastAPI(title="askchain", version=_version("askchain"), lifespan=lifespan, docs_url="/api/docs", redoc_url=None)
+    app.state.services = services
+    app.state.slots = slots
+
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next):
+        if int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
+            return JSONResponse({"detail": f"request body over {MAX_BODY_BYTES} bytes"}, status_code=413)
+        return await call_next(request)
+
+    @app.exception_handler(UnknownDatabase)
+    async def unknown_database(_: Request, exc: UnknownDatabase):
+        return JSONResponse({"detail": f"unknown database '{exc.args[0]}'"}, status_code=404)
+
+    @app.exception_handler(AskchainError)
+    async def askchain_error(_: Request, exc: AskchainError):
+        unavailable = isinstance(exc, (DatabaseError, ConfigError, DatasetError))
+        return JSONResponse({"detail": str(exc)}, status_code=503 if unavailable else 400)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception):
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return JSONResponse({"detail": "internal error (logged on the server)"}, status_code=500)
+
+    def busy() -> JSONResponse:
+        return JSONResponse(
+            {"detail": f"busy: {slots.limit} questions are being answered, the limit; retry shortly"},
+            status_code=429,
+            headers={"Retry-After": "5"},
+        )
+
+    @app.post("/query")
+    async def query(body: QueryRequest):
+        if body.db is not None and body.db not in services.catalog:
+            raise UnknownDatabase(body.db)
+        if body.db is None and services.catalog.default is None:
+            raise UnknownDatabase("(none configured)")
+        if not slots.acquire():
+            return busy()
+        request = TurnRequest(
+            question=body.question,
+            thread_id=body.thread_id or uuid.uuid4().hex,
+            db=body.db,
+            method=body.method or default_method,
+            model=body.model,
+        )
+        events = _start(executor, slots, lambda emit: run_turn(services, request, emit))
+        return EventSourceResponse(events, ping=10)
+
+    @app.post("/a2a/generate", response_model=A2AResponse)
+    async def a2a_generate(body: A2ARequest):
+        if not slots.acquire():
+            return busy()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(executor, generate, services, body, default_method)
+        finally:
+            slots.release()
+
+    @app.get("/databases")
+    def databases_():
+        return {"databases": services.catalog.describe(), "default": services.catalog.default}
+
+    @app.get("/schema/{db}")
+    def schema(db: str = PathParam(pattern=DB_NAME)):
+        return schema_json(db, services.catalog.engine(db).schema())
+
+    @app.get("/threads/{thread_id}")
+    def thread(thread_id: str = PathParam(pattern=THREAD_ID)):
+        turns = services.threads.turns(thread_id)
+        if not turns:
+            return JSONResponse({"detail": f"no thread '{thread_id}'"}, status_code=404)
+        return {"thread_id": thread_id, "turns": json.loads(json.dumps([asdict(t) for t in turns], default=json_default))}
+
+    @app.get("/health")
+    def health():
+        name = services.models.default_name
+        spec = named_models().get(name)
+        engine = "llama.cpp" if spec or name.endswith(".gguf") else name.split(":", 1)[0]
+        return {
+            "status": "ok",
+            "model": name,
+            "engine": engine,
+            "models_loaded": services.models.loaded,
+            "methods": list(METHODS),
+            "default_method": default_method,
+            "databases": services.catalog.names(),
+            "max_concurrent": slots.limit,
+            "active": slots.active,
+            "versions": {
+                "askchain": _version("askchain"),
+                "python": platform.python_version(),
+                **{pkg: _version(pkg) for pkg in ("fastapi", "duckdb", "sqlglot", "llama-cpp-python", "plotly")},
+            },
+        }
+
+    @app.get("/vendor/plotly.min.js", include_in_schema=False)
+    def plotly_js():
+        path = plotly_bundle()
+        if path is None:
+            return JSONResponse({"detail": "plotly is not installed: pip install 'askchain[server]'"}, status_code=404)
+        return FileResponse(path, media_type="text/javascript", headers={"Cache-Control": "public, max-age=86400"})
+
+    @app.get("/", include_in_schema=False)
+    def index():
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app
+
+
+def _start(executor: ThreadPoolExecutor, slots: Slots, job: Callable[[Emit], None]) -> AsyncIterator[dict[str, str]]:
+    """Run `job` in the pool now; return the SSE stream of the events it emits. The slot is freed when the job ends."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+
+    def emit(event: dict[str, Any]) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, event)
+
+    def finished(future: asyncio.Future) -> None:
+        slots.release()
+        if not future.cancelled() and future.exception() is not None:
+            log.error("answer worker failed", exc_info=future.exception())
+            queue.put_nowait({"type": "error", "message": "internal error (logged on the server)"})
+        queue.put_nowait(_END)
+
+    loop.run_in_executor(executor, job, emit).add_done_callback(finished)
+
+    async def stream() -> AsyncIterator[dict[str, str]]:
+        while (event := await queue.get()) is not _END:
+            yield {"event": str(event.get("type", "message")), "data": json.dumps(event, default=json_default)}
+
+    return stream()
+
+
+def json_default(value: Any) -> Any:
+    """Row values JSON does not know: numbers stay numbers, times become ISO text, bytes hex."""
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, (dt.date, dt.datetime, dt.time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    return str(value)
+
+
+def plotly_bundle() -> Path | None:
+    """plotly.min.js from the installed plotly package (never a CDN)."""
+    try:
+        path = Path(str(resources.files("plotly").joinpath("package_data", "plotly.min.js")))
+    except ModuleNotFoundError:
+        return None
+    return path if path.is_file() else None
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None

@@ -1,0 +1,99 @@
+"""The databases a server answers over, by name: the local Ethereum dataset plus those configured in settings."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from typing import Any
+
+from askchain.api import resolve_database
+from askchain.config import Settings
+from askchain.db.base import Engine
+from askchain.db.schema import Schema
+
+#: The name of the default database: `resolve_database(None, settings)`, the local Ethereum dataset.
+DEFAULT_DB = "ethereum"
+
+
+class UnknownDatabase(LookupError):
+    """A name that is not in the catalog (the API answers 404)."""
+
+
+class Catalog:
+    """Names -> locations (paths or URLs) from `settings.pipeline["databases"]`; engines open on first use and stay open."""
+
+    def __init__(self, settings: Settings, databases: dict[str, str] | None = None):
+        self.settings = settings
+        self.locations: dict[str, str] = {**settings.pipeline.get("databases", {}), **(databases or {})}
+        self.has_default = DEFAULT_DB not in self.locations and _installed("askchain.domains.ethereum.dataset")
+        self._engines: dict[str, Engine] = {}
+        self._lock = threading.Lock()
+
+    def names(self) -> list[str]:
+        return ([DEFAULT_DB] if self.has_default else []) + sorted(self.locations)
+
+    @property
+    def default(self) -> str | None:
+        names = self.names()
+        return names[0] if names else None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.names()
+
+    def engine(self, name: str | None) -> Engine:
+        """The open engine for `name` (None: the default); raises UnknownDatabase for other names."""
+        name = name or self.default
+        if name is None or name not in self:
+            raise UnknownDatabase(name or "(none configured)")
+        with self._lock:
+            if name not in self._engines:
+                self._engines[name] = resolve_database(self.locations.get(name), self.settings)
+            return self._engines[name]
+
+    def describe(self) -> list[dict[str, Any]]:
+        default = self.default
+        listed = []
+        for name in self.names():
+            engine = self._engines.get(name)
+            listed.append({
+                "name": name,
+                "default": name == default,
+                "dialect": engine.query_dialect if engine else None,
+            })
+        return listed
+
+    def close(self) -> None:
+        with self._lock:
+            for engine in self._engines.values():
+                engine.close()
+            self._engines.clear()
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
+def schema_json(name: str, schema: Schema) -> dict[str, Any]:
+    """The schema as the UI's sidebar and API clients read it."""
+    return {
+        "name": name,
+        "dialect": schema.dialect,
+        "tables": [
+            {
+                "name": table.display_name,
+                "description": table.description,
+                "row_count": table.row_count,
+                "columns": [
+                    {"name": c.name, "type": c.type, "primary_key": c.primary_key, "description": c.description}
+                    for c in table.columns
+                ],
+                "foreign_keys": [
+                    {"columns": fk.columns, "ref_table": fk.ref_table, "ref_columns": fk.ref_columns} for fk in table.foreign_keys
+                ],
+            }
+            for table in schema.tables
+        ],
+    }

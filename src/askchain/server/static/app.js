@@ -1,0 +1,380 @@
+// askchain web UI: asks over POST /query and renders the Server-Sent Events as they arrive.
+"use strict";
+
+const PAGE_SIZE = 25;
+const STAGE_LABELS = {
+  rewrite: "Rewrite follow-up",
+  retrieve_context: "Retrieve context",
+  generate: "Generate SQL",
+  generate_sql: "Generate SQL",
+  validate: "Validate",
+  execute: "Execute",
+  revise: "Revise",
+  select: "Select",
+  answer: "Answer",
+};
+
+const state = { threadId: null, busy: false, schema: null };
+const $ = (selector) => document.querySelector(selector);
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key === "html") node.innerHTML = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (value !== null && value !== undefined) node.setAttribute(key, value);
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function formatValue(value) {
+  if (value === null || value === undefined) return "NULL";
+  if (typeof value === "number" && !Number.isInteger(value)) return value.toLocaleString(undefined, { maximumFractionDigits: 6 });
+  return String(value);
+}
+
+// ---- Server-Sent Events over fetch (EventSource cannot POST) -----------------------------------
+async function* readEvents(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let boundary;
+    while ((boundary = buffer.search(/\r?\n\r?\n/)) >= 0) {
+      const block = buffer.slice(0, boundary);
+      buffer = buffer.slice(boundary).replace(/^\r?\n\r?\n/, "");
+      let name = "message";
+      const data = [];
+      for (const line of block.split(/\r?\n/)) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (data.length) yield { name, data: JSON.parse(data.join("\n")) };
+    }
+  }
+}
+
+// ---- A turn card ---------------------------------------------------------------------------------
+class TurnView {
+  constructor(question) {
+    this.stages = new Map();
+    this.stageList = el("ol", { class: "stages", "aria-label": "Progress" });
+    this.rewritten = el("p", { class: "rewritten", hidden: "" });
+    this.answer = el("div", { class: "answer", hidden: "" });
+    this.error = el("div", { class: "error", role: "alert", hidden: "" });
+    this.chart = el("div", { class: "chart", hidden: "" });
+    this.sql = el("div", { class: "panel sql-panel", hidden: "" });
+    this.candidates = el("details", { class: "panel candidates", hidden: "" });
+    this.table = el("div", { class: "panel table-panel", hidden: "" });
+    this.footer = el("footer", { class: "turn-footer", hidden: "" });
+    this.root = el("article", { class: "turn" },
+      el("div", { class: "question-row" }, el("span", { class: "avatar" }, "Q"), el("div", {},
+        el("p", { class: "question" }, question), this.rewritten)),
+      this.stageList, this.error, this.answer, this.chart, this.sql, this.candidates, this.table, this.footer);
+  }
+
+  stage(event) {
+    let item = this.stages.get(event.stage);
+    if (!item) {
+      item = el("li", { class: "stage" }, el("span", { class: "dot" }), el("span", { class: "label" }, STAGE_LABELS[event.stage] || event.stage), el("span", { class: "time" }));
+      this.stages.set(event.stage, item);
+      this.stageList.append(item);
+    }
+    item.classList.toggle("running", event.status === "start");
+    item.classList.toggle("done", event.status === "end");
+    if (event.status === "end" && typeof event.seconds === "number") item.querySelector(".time").textContent = `${event.seconds.toFixed(2)} s`;
+  }
+
+  finishStages(failed) {
+    for (const item of this.stages.values()) {
+      if (item.classList.contains("running")) {
+        item.classList.remove("running");
+        item.classList.add(failed ? "failed" : "done");
+      }
+    }
+  }
+
+  showRewrite(event) {
+    this.rewritten.hidden = false;
+    this.rewritten.textContent = `Interpreted as: ${event.question}`;
+  }
+
+  showSql(event) {
+    if (!event.sql) return;
+    const copy = el("button", { class: "button small ghost", type: "button" }, "Copy");
+    copy.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(event.sql);
+        copy.textContent = "Copied";
+      } catch {
+        copy.textContent = "Copy failed";
+      }
+      setTimeout(() => (copy.textContent = "Copy"), 1500);
+    });
+    this.sql.replaceChildren(
+      el("div", { class: "panel-head" }, el("span", {}, `SQL · ${event.dialect || ""}`), copy),
+      el("pre", { class: "sql" }, el("code", { html: highlightSql(formatSql(event.sql)) })),
+    );
+    this.sql.hidden = false;
+  }
+
+  showCandidates(event) {
+    const list = event.candidates || [];
+    if (!list.length) return;
+    this.candidates.replaceChildren(
+      el("summary", {}, `${list.length} candidate${list.length === 1 ? "" : "s"}`),
+      ...list.map((c) => el("div", { class: "candidate" },
+        el("div", { class: "candidate-meta" }, [c.generator, c.votes !== undefined ? `${c.votes} votes` : null, c.error ? `error: ${c.error}` : null].filter(Boolean).join(" · ")),
+        el("pre", { class: "sql" }, el("code", { html: highlightSql(c.sql || "") })))),
+    );
+    this.candidates.hidden = false;
+  }
+
+  showRows(event) {
+    if (event.error) this.showError(event.error, "The query failed");
+    if (!event.columns || !event.columns.length) return;
+    this.table.hidden = false;
+    new ResultTable(this.table, event.columns, event.rows, event.row_count, event.truncated);
+  }
+
+  showAnswer(text) {
+    this.answer.hidden = false;
+    this.answer.textContent = text;
+  }
+
+  showChart(chart) {
+    if (!chart || !window.Plotly) return;
+    this.chart.hidden = false;
+    const layout = { ...chart.figure.layout, autosize: true, font: { family: "Inter, system-ui, sans-serif", size: 12, color: "#334155" }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" };
+    window.Plotly.newPlot(this.chart, chart.figure.data, layout, { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["select2d", "lasso2d"] });
+  }
+
+  showError(message, title = "Could not answer") {
+    this.error.hidden = false;
+    this.error.replaceChildren(el("strong", {}, `${title}: `), message);
+  }
+
+  showDone(event) {
+    const parts = [
+      `${event.seconds.toFixed(2)} s`,
+      `${event.tokens.toLocaleString()} tokens`,
+      event.bytes_processed != null ? `${event.bytes_processed.toLocaleString()} bytes scanned` : null,
+      event.model,
+      event.method,
+      event.run_id ? `run ${event.run_id}` : null,
+    ].filter(Boolean);
+    this.footer.textContent = parts.join(" · ");
+    this.footer.hidden = false;
+  }
+}
+
+// ---- Sortable, paginated result table -------------------------------------------------------------
+class ResultTable {
+  constructor(container, columns, rows, rowCount, truncated) {
+    Object.assign(this, { container, columns, rows: rows.slice(), rowCount, truncated, page: 0, sortColumn: null, ascending: true });
+    this.render();
+  }
+
+  sortBy(index) {
+    this.ascending = this.sortColumn === index ? !this.ascending : true;
+    this.sortColumn = index;
+    const direction = this.ascending ? 1 : -1;
+    this.rows.sort((a, b) => {
+      const x = a[index], y = b[index];
+      if (x === y) return 0;
+      if (x === null) return 1;
+      if (y === null) return -1;
+      if (typeof x === "number" && typeof y === "number") return (x - y) * direction;
+      return String(x).localeCompare(String(y), undefined, { numeric: true }) * direction;
+    });
+    this.page = 0;
+    this.render();
+  }
+
+  render() {
+    const pages = Math.max(1, Math.ceil(this.rows.length / PAGE_SIZE));
+    const start = this.page * PAGE_SIZE;
+    const shown = this.rows.slice(start, start + PAGE_SIZE);
+    const numeric = this.columns.map((_, i) => this.rows.some((r) => typeof r[i] === "number") && this.rows.every((r) => r[i] === null || typeof r[i] === "number"));
+    const head = el("tr", {}, this.columns.map((name, i) => el("th", {
+      class: `${numeric[i] ? "num" : ""} ${this.sortColumn === i ? (this.ascending ? "asc" : "desc") : ""}`,
+      onclick: () => this.sortBy(i), title: "Sort",
+    }, name)));
+    const body = shown.map((row) => el("tr", {}, row.map((value, i) => el("td", { class: `${numeric[i] ? "num" : ""} ${value === null ? "null" : ""}` }, formatValue(value)))));
+    let note = `${this.rowCount.toLocaleString()} row${this.rowCount === 1 ? "" : "s"}`;
+    if (this.rows.length < this.rowCount) note += ` (first ${this.rows.length.toLocaleString()} shown)`;
+    if (this.truncated) note += " · truncated at the row limit";
+    const pager = el("div", { class: "pager" },
+      el("span", { class: "muted" }, this.rows.length ? `${start + 1}–${start + shown.length} of ${note}` : note),
+      el("span", {},
+        el("button", { class: "button small ghost", type: "button", disabled: this.page === 0 ? "" : null, onclick: () => { this.page--; this.render(); } }, "Previous"),
+        el("span", { class: "muted page" }, `${this.page + 1} / ${pages}`),
+        el("button", { class: "button small ghost", type: "button", disabled: this.page >= pages - 1 ? "" : null, onclick: () => { this.page++; this.render(); } }, "Next")));
+    this.container.replaceChildren(el("div", { class: "table-scroll" }, el("table", { class: "results" }, el("thead", {}, head), el("tbody", {}, body))), pager);
+  }
+}
+
+// ---- Asking ---------------------------------------------------------------------------------------
+async function ask(question) {
+  if (state.busy) return;
+  setBusy(true);
+  $("#empty").hidden = true;
+  const view = new TurnView(question);
+  $("#thread").append(view.root);
+  view.root.scrollIntoView({ behavior: "smooth", block: "start" });
+  const body = { question, db: $("#db").value || null, method: $("#method").value || null };
+  if (state.threadId) body.thread_id = state.threadId;
+  try {
+    const response = await fetch("/query", { method: "POST", headers: { "Content-Type": "application/json", Accept: "text/event-stream" }, body: JSON.stringify(body) });
+    if (!response.ok) {
+      view.showError(await errorText(response));
+      return;
+    }
+    for await (const { name, data } of readEvents(response)) handleEvent(view, name, data);
+  } catch (error) {
+    view.showError(String(error.message || error), "Connection failed");
+  } finally {
+    view.finishStages(!view.error.hidden);
+    setBusy(false);
+    $("#question").focus();
+  }
+}
+
+function handleEvent(view, name, data) {
+  switch (name) {
+    case "start": setThread(data.thread_id); break;
+    case "stage": view.stage(data); break;
+    case "rewrite": view.showRewrite(data); break;
+    case "candidates": view.showCandidates(data); break;
+    case "sql": view.showSql(data); break;
+    case "rows": view.showRows(data); break;
+    case "answer": view.showAnswer(data.text); break;
+    case "chart": view.showChart(data.chart); break;
+    case "error": view.showError(data.message); break;
+    case "done": view.showDone(data); break;
+    default: break; // events this UI does not know yet are ignored
+  }
+}
+
+async function errorText(response) {
+  try {
+    const body = await response.json();
+    if (typeof body.detail === "string") return body.detail;
+    if (Array.isArray(body.detail)) return body.detail.map((d) => `${(d.loc || []).slice(1).join(".")}: ${d.msg}`).join("; ");
+  } catch { /* not JSON */ }
+  return `HTTP ${response.status}`;
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  $("#ask-button").disabled = busy;
+  $("#ask-button").textContent = busy ? "Working…" : "Ask";
+}
+
+function setThread(threadId) {
+  state.threadId = threadId;
+  const url = new URL(window.location);
+  if (threadId) url.searchParams.set("thread", threadId);
+  else url.searchParams.delete("thread");
+  window.history.replaceState(null, "", url);
+}
+
+// A stored thread, shown again after a reload.
+async function loadThread(threadId) {
+  const response = await fetch(`/threads/${encodeURIComponent(threadId)}`);
+  if (!response.ok) return setThread(null);
+  const thread = await response.json();
+  setThread(thread.thread_id);
+  $("#empty").hidden = true;
+  for (const turn of thread.turns) {
+    const view = new TurnView(turn.question);
+    if (turn.asked !== turn.question) view.showRewrite({ question: turn.asked });
+    view.showSql({ sql: turn.sql, dialect: "" });
+    view.showRows({ columns: turn.columns, rows: turn.rows, row_count: turn.row_count, error: turn.error });
+    view.showAnswer(turn.answer);
+    $("#thread").append(view.root);
+  }
+  if (thread.turns.length) $("#db").value = thread.turns[thread.turns.length - 1].db;
+}
+
+function newThread() {
+  setThread(null);
+  $("#thread").querySelectorAll(".turn").forEach((node) => node.remove());
+  $("#empty").hidden = false;
+  $("#question").focus();
+}
+
+// ---- Schema sidebar -------------------------------------------------------------------------------
+async function loadSchema(db) {
+  const container = $("#schema");
+  container.replaceChildren(el("p", { class: "muted" }, "Loading…"));
+  const response = await fetch(`/schema/${encodeURIComponent(db)}`);
+  if (!response.ok) {
+    container.replaceChildren(el("p", { class: "error-text" }, await errorText(response)));
+    return;
+  }
+  state.schema = await response.json();
+  renderSchema();
+}
+
+function renderSchema() {
+  if (!state.schema) return;
+  const filter = $("#schema-filter").value.trim().toLowerCase();
+  const tables = state.schema.tables.map((table) => {
+    const tableMatch = !filter || table.name.toLowerCase().includes(filter);
+    const columns = table.columns.filter((c) => tableMatch || c.name.toLowerCase().includes(filter));
+    if (!columns.length) return null;
+    return el("details", { class: "table", open: filter ? "" : null },
+      el("summary", {}, el("span", { class: "table-name" }, table.name), table.row_count != null ? el("span", { class: "muted count" }, table.row_count.toLocaleString()) : null),
+      table.description ? el("p", { class: "muted description" }, table.description) : null,
+      el("ul", { class: "columns" }, columns.map((c) => el("li", { title: c.description || "" },
+        el("span", { class: `column-name ${c.primary_key ? "pk" : ""}` }, c.name),
+        el("span", { class: "column-type" }, (c.type || "").toLowerCase())))));
+  }).filter(Boolean);
+  $("#schema").replaceChildren(...(tables.length ? tables : [el("p", { class: "muted" }, "No match")]));
+}
+
+// ---- Start-up -------------------------------------------------------------------------------------
+async function init() {
+  const [databases, health] = await Promise.all([fetch("/databases").then((r) => r.json()), fetch("/health").then((r) => r.json())]);
+  const dbSelect = $("#db");
+  dbSelect.replaceChildren(...databases.databases.map((d) => el("option", { value: d.name, selected: d.default ? "" : null }, d.name)));
+  const methodSelect = $("#method");
+  methodSelect.replaceChildren(...health.methods.map((m) => el("option", { value: m, selected: m === health.default_method ? "" : null }, m)));
+  $("#status").textContent = `${health.model} · ${health.engine}`;
+
+  dbSelect.addEventListener("change", () => { loadSchema(dbSelect.value); newThread(); });
+  $("#schema-filter").addEventListener("input", renderSchema);
+  $("#new-thread").addEventListener("click", newThread);
+  const input = $("#question");
+  input.addEventListener("input", () => { input.style.height = "auto"; input.style.height = `${Math.min(input.scrollHeight, 160)}px`; });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      $("#ask-form").requestSubmit();
+    }
+  });
+  $("#ask-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const question = input.value.trim();
+    if (!question) return;
+    input.value = "";
+    input.style.height = "auto";
+    ask(question);
+  });
+
+  const threadId = new URL(window.location).searchParams.get("thread");
+  if (threadId) await loadThread(threadId);
+  if (dbSelect.value) await loadSchema(dbSelect.value);
+  else $("#schema").replaceChildren(el("p", { class: "muted" }, "No database configured."));
+  input.focus();
+}
+
+document.addEventListener("DOMContentLoaded", init);

@@ -1,0 +1,85 @@
+"""Shared fixtures: an app over a Spider SQLite database with a scripted model."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from askchain.config import Settings
+from askchain.llm.fake import ScriptedModel
+
+pytest.importorskip("fastapi")
+pytest.importorskip("sse_starlette")
+
+
+def shared_data() -> Path:
+    env = os.environ.get("ASKCHAIN_SHARED_DATA")
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+CONCERT_SINGER = shared_data() / "spider" / "database" / "concert_singer" / "concert_singer.sqlite"
+
+
+def scripted_reply(request, i: int) -> str:
+    """SQL for questions, a faithful summary, and follow-up rewrites, chosen from the prompt's role."""
+    system, user = request.messages[0][1], request.messages[-1][1]
+    if "rewrite a follow-up" in system:
+        follow_up = re.search(r"Follow-up: (.*)", user).group(1)
+        return "How many singers are from France?" if "France" in follow_up else "How many singers are there?"
+    if "explain the result" in system:
+        numbers = re.findall(r"^(\d+)$", user, re.MULTILINE)
+        return f"There are {numbers[0]} matching singers." if numbers else "Here are the singers by country."
+    question = re.search(r"-- Question: (.*)", user).group(1)
+    if "France" in question:
+        return "```sql\nSELECT count(*) FROM singer WHERE country = 'France'\n```"
+    if "country" in question:
+        return "```sql\nSELECT country, count(*) AS singers FROM singer GROUP BY country ORDER BY singers DESC\n```"
+    if "broken" in question:
+        return "```sql\nSELECT nope FROM singer\n```"
+    return "```sql\nSELECT count(*) FROM singer\n```"
+
+
+@pytest.fixture
+def fake_model():
+    return ScriptedModel(scripted_reply)
+
+
+@pytest.fixture
+def new_model():
+    """A factory of fresh scripted models (one per app instance)."""
+    return lambda: ScriptedModel(scripted_reply)
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:
+    if not CONCERT_SINGER.is_file():
+        pytest.skip(f"Spider data not found at {CONCERT_SINGER}")
+    return Settings().with_overrides(
+        paths={"data_dir": str(tmp_path / "data"), "cache_dir": str(tmp_path / "cache")},
+        llm={"cache": False},
+        pipeline={"databases": {"concert_singer": str(CONCERT_SINGER)}},
+    )
+
+
+@pytest.fixture
+def sse():
+    return parse_sse
+
+
+def parse_sse(text: str) -> list[tuple[str, dict]]:
+    """(event name, data) pairs from a Server-Sent Events body."""
+    events = []
+    for block in re.split(r"\r?\n\r?\n", text):
+        name, data = "message", []
+        for line in block.splitlines():
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+        if data:
+            events.append((name, json.loads("\n".join(data))))
+    return events
