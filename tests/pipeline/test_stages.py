@@ -1,0 +1,156 @@
+"""Each pipeline stage as a plain function, with the scripted model."""
+
+import pytest
+
+from askchain.db import open_database
+from askchain.generation.candidates import Candidate, dedupe
+from askchain.generation.context import GenerationContext
+from askchain.generation.sql_text import extract_sql, normalize_sql
+from askchain.llm.fake import ScriptedModel
+from askchain.pipeline.context import try_execute
+from askchain.pipeline.revise import revision_loop
+from askchain.pipeline.select import group_by_result, select_best
+from askchain.pipeline.validate import validate_sql
+
+
+@pytest.fixture
+def engine(sqlite_copy):
+    return open_database(str(sqlite_copy))
+
+
+@pytest.fixture
+def ctx(engine):
+    return GenerationContext("How many singers are from France?", "sqlite", "SQLite", engine.schema().ddl())
+
+
+@pytest.mark.parametrize("sql,expected", [
+    ("SELECT count(*) FROM singer", None),
+    ("SELECT nam FROM singer", "Column 'nam' does not exist"),
+    ("SELECT * FROM nowhere", "table nowhere does not exist"),
+    ("SELEC 1", "syntax error"),
+    ("WITH s AS (SELECT Name FROM singer) SELECT Name FROM s", None),
+])
+def test_validation_errors(engine, sql, expected):
+    findings = validate_sql(sql, engine.schema())
+    if expected is None:
+        assert findings.ok, findings
+    else:
+        assert any(expected in e for e in findings.errors), findings
+
+
+@pytest.mark.parametrize("sql,warning", [
+    ("SELECT * FROM singer", "SELECT *"),
+    ("SELECT Name, count(*) FROM singer", "without GROUP BY"),
+    ("SELECT T2.Name FROM concert AS T1 JOIN singer AS T2 ON T1.concert_ID = T2.Singer_ID", "not on a foreign key"),
+])
+def test_validation_warnings(engine, sql, warning):
+    findings = validate_sql(sql, engine.schema())
+    assert findings.ok and any(warning in w for w in findings.warnings)
+
+
+def test_strict_dialects_make_ungrouped_aggregates_errors(engine):
+    schema = engine.schema()
+    schema.dialect = "duckdb"
+    try:
+        assert not validate_sql("SELECT Name, count(*) FROM singer", schema).ok
+    finally:
+        schema.dialect = "sqlite"
+
+
+@pytest.mark.parametrize("reply,sql", [
+    ("```sql\nSELECT 1\n```", "SELECT 1"),
+    ("Here you go:\n```sql\nSELECT a FROM t;\n```\nThis selects a.", "SELECT a FROM t"),
+    ("SELECT a FROM t; SELECT b FROM t", "SELECT a FROM t"),
+    ("-- plan: t -> a\nSELECT a FROM t", "SELECT a FROM t"),
+    ("```sql\n-- part: x => y\nSELECT ';' FROM t\n```", "-- part: x => y\nSELECT ';' FROM t"),
+])
+def test_extract_sql(reply, sql):
+    assert extract_sql(reply) == sql
+
+
+def test_dedupe_by_normalised_form():
+    cands = [Candidate("select count(*) from singer", "a"), Candidate("SELECT COUNT(*)  FROM singer", "b"), Candidate("SELECT 1", "c")]
+    assert [c.generator for c in dedupe(cands, "sqlite")] == ["a", "c"]
+
+
+def test_revision_lifecycle(engine, ctx):
+    """A failing and an empty candidate are revised; a repeated SQL is never executed twice; rounds are capped."""
+    fixes = iter(["```sql\nSELECT count(*) FROM singer WHERE Country = 'France'\n```", "```sql\nSELECT count(*) FROM singer\n```"])
+    model = ScriptedModel(lambda request, i: next(fixes))
+    executed = []
+
+    def execute(sql):
+        executed.append(sql)
+        return try_execute(engine, sql)
+
+    candidates = [
+        Candidate("SELECT count(*) FROM singer WHERE Country = 'France'", "direct"),
+        Candidate("SELECT Name FROM singer WHERE Country = 'france'", "direct"),  # empty result
+        Candidate("SELECT cnt FROM singer", "direct"),  # invalid: never executed
+    ]
+    executions = revision_loop(
+        candidates, ctx=ctx, model=model, key=lambda s: normalize_sql(s, "sqlite"),
+        validate=lambda s: validate_sql(s, engine.schema()), execute=execute, rounds=5,
+    )
+    statuses = {ex.candidate.sql: ex.status for ex in executions}
+    assert statuses["SELECT Name FROM singer WHERE Country = 'france'"] == "empty"
+    assert statuses["SELECT cnt FROM singer"] == "invalid"
+    assert statuses["SELECT count(*) FROM singer"] == "success"
+    assert "SELECT cnt FROM singer" not in executed
+    assert len(executed) == len(set(executed))  # the revision equal to an executed query is not re-run
+    assert any("Problem: Column 'cnt' does not exist" in r.messages[-1][1] for r in model.requests)
+
+
+def test_revision_stops_after_the_round_limit(engine, ctx):
+    model = ScriptedModel(lambda request, i: f"SELECT missing_{len(model.requests)} FROM singer")
+    executions = revision_loop(
+        [Candidate("SELECT missing FROM singer", "direct")], ctx=ctx, model=model, key=lambda s: s,
+        validate=lambda s: validate_sql(s, engine.schema()), execute=lambda s: try_execute(engine, s), rounds=2,
+    )
+    assert len(model.requests) == 2 and len(executions) == 3
+
+
+def _executions(engine, ctx, sqls):
+    return revision_loop(
+        [Candidate(s, "direct") for s in sqls], ctx=ctx, model=ScriptedModel([]), key=lambda s: s,
+        validate=lambda s: validate_sql(s, engine.schema()), execute=lambda s: try_execute(engine, s), rounds=0,
+    )
+
+
+def test_grouping_ignores_row_order_without_order_by(engine, ctx):
+    execs = _executions(engine, ctx, [
+        "SELECT Name FROM singer WHERE Age > 40",
+        "SELECT Name FROM singer WHERE Age > 40 ORDER BY Name DESC",
+        "SELECT Name FROM singer WHERE Age >= 41",
+        "SELECT Name FROM singer",
+    ])
+    sizes = sorted(len(g.members) for g in group_by_result(execs, "sqlite"))
+    assert sizes == [1, 1, 2]
+
+
+def test_single_group_needs_no_tournament(engine, ctx):
+    model = ScriptedModel([])
+    sel = select_best(_executions(engine, ctx, ["SELECT count(*) FROM singer", "SELECT count(Name) FROM singer"]), ctx=ctx, model=model)
+    assert sel.reason == "all successful candidates agree" and not model.requests
+
+
+def test_tournament_picks_the_judged_winner_over_the_majority(engine, ctx):
+    execs = _executions(engine, ctx, [
+        "SELECT count(*) FROM singer", "SELECT count(Name) FROM singer",
+        "SELECT count(*) FROM singer WHERE Country = 'France'",
+    ])
+
+    def judge(request, i):
+        text = request.messages[-1][1]
+        a = text.split("-- Candidate A:")[1].split("-- Result A")[0]
+        return '{"winner": "%s"}' % ("A" if "France" in a else "B")
+
+    sel = select_best(execs, ctx=ctx, model=ScriptedModel(judge))
+    assert sel.reason == "tournament" and "France" in sel.chosen.candidate.sql
+    assert len(sel.matches) == 1
+
+
+def test_nothing_succeeded_returns_the_best_failure(engine, ctx):
+    execs = _executions(engine, ctx, ["SELECT nope FROM singer", "SELECT Name FROM singer WHERE Age > 1000"])
+    sel = select_best(execs, ctx=ctx, model=ScriptedModel([]))
+    assert sel.chosen.status == "empty" and sel.reason == "no candidate succeeded"
