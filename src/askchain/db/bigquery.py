@@ -254,5 +254,8 @@ def _reason(exc: Exception) -> str:
     errors = getattr(exc, "errors", None)
     if errors and isinstance(errors[0], dict) and errors[0].get("message"):
         return errors[0]["message"]
-    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    return text.splitlines()[0]
+    text = (getattr(exc, "message", None) or str(exc) or type(exc).__name__).splitlines()[0]
+    cause = getattr(exc, "cause", None)  # a RetryError wraps the error it kept meeting
+    if isinstance(cause, Exception):
+        text += f" (last error: {_reason(cause)[:200]})"
+    return text
