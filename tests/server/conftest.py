@@ -31,8 +31,10 @@ def scripted_reply(request, i: int) -> str:
         follow_up = re.search(r"Follow-up: (.*)", user).group(1)
         return "How many singers are from France?" if "France" in follow_up else "How many singers are there?"
     if "explain the result" in system:
-        numbers = re.findall(r"^(\d+)$", user, re.MULTILINE)
-        return f"There are {numbers[0]} matching singers." if numbers else "Here are the singers by country."
+        rows = [line.split(" | ") for line in user.split("Result (", 1)[1].splitlines()[2:]]
+        if len(rows) == 1:
+            return f"There are {rows[0][0]} matching singers."
+        return f"{rows[0][0]} has the most singers, {rows[0][1]}; " + " and ".join(r[0] for r in rows[1:]) + " have 1 each."
     question = re.search(r"-- Question: (.*)", user).group(1)
     if "France" in question:
         return "```sql\nSELECT count(*) FROM singer WHERE country = 'France'\n```"
@@ -46,6 +48,11 @@ def scripted_reply(request, i: int) -> str:
 @pytest.fixture
 def fake_model():
     return ScriptedModel(scripted_reply)
+
+
+@pytest.fixture
+def script():
+    return scripted_reply
 
 
 @pytest.fixture

@@ -2,14 +2,21 @@
 "use strict";
 
 const PAGE_SIZE = 25;
+// Labels for the stages askchain emits; any other stage is shown by its own name.
 const STAGE_LABELS = {
   rewrite: "Rewrite follow-up",
-  retrieve_context: "Retrieve context",
+  examples: "Find examples",
+  schema_linking: "Link schema",
+  values: "Retrieve values",
+  build_context: "Build context",
   generate: "Generate SQL",
-  generate_sql: "Generate SQL",
-  validate: "Validate",
+  direct: "Generate · direct",
+  divide_and_conquer: "Generate · divide & conquer",
+  query_plan: "Generate · query plan",
+  role_play: "Generate · role play",
+  synthetic: "Generate · synthetic examples",
   execute: "Execute",
-  revise: "Revise",
+  revise: "Validate & revise",
   select: "Select",
   answer: "Answer",
 };
@@ -65,9 +72,13 @@ async function* readEvents(response) {
 class TurnView {
   constructor(question) {
     this.stages = new Map();
+    this.generated = [];
+    this.executions = null;
+    this.selection = null;
     this.stageList = el("ol", { class: "stages", "aria-label": "Progress" });
     this.rewritten = el("p", { class: "rewritten", hidden: "" });
-    this.answer = el("div", { class: "answer", hidden: "" });
+    this.answer = el("p", { class: "answer" });
+    this.answerRow = el("div", { class: "answer-row", hidden: "" }, el("span", { class: "avatar answer-avatar" }, "A"), this.answer);
     this.error = el("div", { class: "error", role: "alert", hidden: "" });
     this.chart = el("div", { class: "chart", hidden: "" });
     this.sql = el("div", { class: "panel sql-panel", hidden: "" });
@@ -77,13 +88,14 @@ class TurnView {
     this.root = el("article", { class: "turn" },
       el("div", { class: "question-row" }, el("span", { class: "avatar" }, "Q"), el("div", {},
         el("p", { class: "question" }, question), this.rewritten)),
-      this.stageList, this.error, this.answer, this.chart, this.sql, this.candidates, this.table, this.footer);
+      this.stageList, this.error, this.answerRow, this.chart, this.sql, this.candidates, this.table, this.footer);
   }
 
   stage(event) {
     let item = this.stages.get(event.stage);
     if (!item) {
-      item = el("li", { class: "stage" }, el("span", { class: "dot" }), el("span", { class: "label" }, STAGE_LABELS[event.stage] || event.stage), el("span", { class: "time" }));
+      const label = STAGE_LABELS[event.stage] || event.stage.replace(/_/g, " ");
+      item = el("li", { class: "stage" }, el("span", { class: "dot" }), el("span", { class: "label" }, label), el("span", { class: "time" }));
       this.stages.set(event.stage, item);
       this.stageList.append(item);
     }
@@ -125,13 +137,31 @@ class TurnView {
     this.sql.hidden = false;
   }
 
+  // Pipeline progress: candidates per generator, then each revision round's executions, then the selection.
   showCandidates(event) {
-    const list = event.candidates || [];
+    this.generated.push(...(event.sql || []).map((sql) => ({ sql, generator: event.generator })));
+    this.renderCandidates();
+  }
+
+  showRevision(event) {
+    this.executions = event.executions || [];
+    this.renderCandidates();
+  }
+
+  showSelection(event) {
+    this.selection = event;
+    this.renderCandidates();
+  }
+
+  renderCandidates() {
+    const list = this.executions || this.generated;
     if (!list.length) return;
+    const meta = (c) => [c.generator, c.status, c.status === "success" ? `${c.rows} rows` : null, c.error].filter(Boolean).join(" · ");
+    const title = `${list.length} candidate${list.length === 1 ? "" : "s"}${this.selection && this.selection.reason ? ` · selected by ${this.selection.reason}` : ""}`;
     this.candidates.replaceChildren(
-      el("summary", {}, `${list.length} candidate${list.length === 1 ? "" : "s"}`),
-      ...list.map((c) => el("div", { class: "candidate" },
-        el("div", { class: "candidate-meta" }, [c.generator, c.votes !== undefined ? `${c.votes} votes` : null, c.error ? `error: ${c.error}` : null].filter(Boolean).join(" · ")),
+      el("summary", {}, title),
+      ...list.map((c) => el("div", { class: `candidate ${this.selection && c.sql === this.selection.sql ? "chosen" : ""}` },
+        el("div", { class: "candidate-meta" }, meta(c)),
         el("pre", { class: "sql" }, el("code", { html: highlightSql(c.sql || "") })))),
     );
     this.candidates.hidden = false;
@@ -145,14 +175,19 @@ class TurnView {
   }
 
   showAnswer(text) {
-    this.answer.hidden = false;
+    this.answerRow.hidden = false;
     this.answer.textContent = text;
   }
 
   showChart(chart) {
     if (!chart || !window.Plotly) return;
     this.chart.hidden = false;
-    const layout = { ...chart.figure.layout, autosize: true, font: { family: "Inter, system-ui, sans-serif", size: 12, color: "#334155" }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" };
+    const layout = {
+      ...chart.figure.layout, autosize: true, height: 320,
+      colorway: ["#6366f1", "#0ea5e9", "#10b981", "#f59e0b"],
+      font: { family: "Inter, system-ui, sans-serif", size: 12, color: "#334155" },
+      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+    };
     window.Plotly.newPlot(this.chart, chart.figure.data, layout, { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["select2d", "lasso2d"] });
   }
 
@@ -213,7 +248,7 @@ class ResultTable {
     if (this.truncated) note += " · truncated at the row limit";
     const pager = el("div", { class: "pager" },
       el("span", { class: "muted" }, this.rows.length ? `${start + 1}–${start + shown.length} of ${note}` : note),
-      el("span", {},
+      pages === 1 ? null : el("span", {},
         el("button", { class: "button small ghost", type: "button", disabled: this.page === 0 ? "" : null, onclick: () => { this.page--; this.render(); } }, "Previous"),
         el("span", { class: "muted page" }, `${this.page + 1} / ${pages}`),
         el("button", { class: "button small ghost", type: "button", disabled: this.page >= pages - 1 ? "" : null, onclick: () => { this.page++; this.render(); } }, "Next")));
@@ -253,6 +288,8 @@ function handleEvent(view, name, data) {
     case "stage": view.stage(data); break;
     case "rewrite": view.showRewrite(data); break;
     case "candidates": view.showCandidates(data); break;
+    case "revision": view.showRevision(data); break;
+    case "selected": view.showSelection(data); break;
     case "sql": view.showSql(data); break;
     case "rows": view.showRows(data); break;
     case "answer": view.showAnswer(data.text); break;
@@ -327,11 +364,13 @@ async function loadSchema(db) {
 function renderSchema() {
   if (!state.schema) return;
   const filter = $("#schema-filter").value.trim().toLowerCase();
+  // Small schemas open fully; large ones list tables to expand.
+  const openAll = filter || state.schema.tables.reduce((n, t) => n + t.columns.length, 0) <= 40;
   const tables = state.schema.tables.map((table) => {
     const tableMatch = !filter || table.name.toLowerCase().includes(filter);
     const columns = table.columns.filter((c) => tableMatch || c.name.toLowerCase().includes(filter));
     if (!columns.length) return null;
-    return el("details", { class: "table", open: filter ? "" : null },
+    return el("details", { class: "table", open: openAll ? "" : null },
       el("summary", {}, el("span", { class: "table-name" }, table.name), table.row_count != null ? el("span", { class: "muted count" }, table.row_count.toLocaleString()) : null),
       table.description ? el("p", { class: "muted description" }, table.description) : null,
       el("ul", { class: "columns" }, columns.map((c) => el("li", { title: c.description || "" },
