@@ -23,3 +23,11 @@ def spider_root() -> Path:
 @pytest.fixture(scope="session")
 def bird_root() -> Path:
     return _require(shared_data_dir() / "bird")
+
+
+@pytest.fixture(scope="session")
+def spider(spider_root):
+    """Spider dev, loaded once (hardness levels are computed for all 1034 questions)."""
+    from askchain.eval.datasets import load_spider
+
+    return load_spider(spider_root)

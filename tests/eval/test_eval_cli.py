@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from askchain.cli import app
 from askchain.config import get_settings
-from askchain.eval.datasets import load_spider
 from askchain.eval.runner import run_eval, select_examples
 from askchain.llm.fake import ScriptedModel
 
@@ -41,8 +40,7 @@ def test_bad_input_is_one_line_with_exit_code_2(tmp_path, spider_root):
         assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0], done.stderr
 
 
-def test_report_command_rerenders_a_results_folder(spider_root, tmp_path):
-    spider = load_spider(spider_root)
+def test_report_command_rerenders_a_results_folder(spider, tmp_path):
     chosen = select_examples(spider.examples, 2, seed=5)
     replies = {e.question: e.gold_sql for e in chosen}
     model = ScriptedModel(lambda request, i: replies[request.messages[-1][1].split("-- Question: ")[-1].strip()])

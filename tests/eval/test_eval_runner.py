@@ -9,15 +9,12 @@ import pytest
 
 from askchain.config import get_settings
 from askchain.errors import ConfigError, DatasetError
-from askchain.eval.datasets import Example, load_spider
-from askchain.eval.runner import RESULTS_FILE, candidate_oracle, classify_error, read_results, run_eval, select_examples
+from askchain.eval.datasets import Example, load_eth
+from askchain.eval.runner import (
+    RESULTS_FILE, candidate_oracle, classify_error, default_out_dir, read_results, run_eval, select_examples,
+)
 from askchain.llm.fake import ScriptedModel
 from askchain.pipeline.result import AskResult
-
-
-@pytest.fixture(scope="module")
-def spider(spider_root):
-    return load_spider(spider_root)
 
 
 def _question(request) -> str:
@@ -142,3 +139,33 @@ def test_oracle_reexecutes_distinct_candidates(spider):
 )
 def test_error_classes(error, correct, pred_rows, gold_rows, expected):
     assert classify_error(error, correct, pred_rows, gold_rows) == expected
+
+
+def test_eth_format_scores_with_spider2_and_its_order_flag(spider, tmp_path):
+    path = tmp_path / "questions.jsonl"
+    rows = [
+        {"id": "n", "question": "How many singers?", "gold_sql": "SELECT COUNT(*) AS n FROM singer", "difficulty": "easy"},
+        {"id": "ages", "question": "Singer ages, oldest first?", "gold_sql": "SELECT age FROM singer ORDER BY age DESC",
+         "difficulty": "medium", "order_matters": True},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    singers = spider.connect("concert_singer", get_settings())
+    dataset = replace(load_eth(path), connect=lambda db_id, settings: singers)
+    replies = {
+        "How many singers?": "SELECT 'extra column', COUNT(*) FROM singer",  # extra columns are fine for spider2
+        "Singer ages, oldest first?": "SELECT age FROM singer ORDER BY age",  # wrong order, and order matters
+    }
+    model = ScriptedModel(lambda request, i: replies[_question(request)])
+    run = run_eval(dataset, "baseline", model, get_settings(), out_dir=tmp_path / "run")
+    assert run.meta["comparator"] == "spider2"
+    assert [r["correct"] for r in run.records] == [
+        {"bird": False, "spider": False, "spider2": True},
+        {"bird": True, "spider": False, "spider2": False},
+    ]
+    assert [r["error_class"] for r in run.records] == ["none", "wrong-result"]
+
+
+def test_default_out_dir_names_the_run(spider):
+    assert str(default_out_dir(spider, "baseline", "qwen2.5-coder-1.5b", 200, 7)) == "runs/eval/spider-baseline-qwen2.5-coder-1.5b-200-7"
+    minidev = replace(spider, name="bird", split="minidev")
+    assert default_out_dir(minidev, "pipeline", "openai:gpt-4o", None, 0).name == "bird_minidev-pipeline-openai_gpt-4o-all-0"

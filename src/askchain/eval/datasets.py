@@ -152,13 +152,10 @@ ETH_DB_ID = "ethereum"
 
 
 def eth_questions_file() -> Path:
-    """The question file shipped with the Ethereum domain."""
-    from importlib import resources
+    """The question file shipped with the Ethereum domain (package data beside its code)."""
+    import askchain
 
-    try:
-        return Path(str(resources.files("askchain.domains.ethereum").joinpath("eval", "questions.jsonl")))
-    except ModuleNotFoundError as exc:
-        raise DatasetError("the Ethereum domain (askchain.domains.ethereum) is not installed") from exc
+    return Path(askchain.__file__).parent / "domains" / "ethereum" / "eval" / "questions.jsonl"
 
 
 def load_eth(path: Path | None = None, split: str = "default") -> Dataset:

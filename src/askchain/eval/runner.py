@@ -30,6 +30,7 @@ from askchain.pipeline.result import AskResult
 RESULTS_FILE = "results.jsonl"
 META_FILE = "run.json"
 CANDIDATE_CAP = 10
+DEFAULT_SPLITS = ("dev", "default")
 
 # Why a prediction failed, from the executor's message: first matching rule wins, else "runtime".
 ERROR_RULES: tuple[tuple[str, re.Pattern], ...] = tuple(
@@ -60,8 +61,10 @@ def select_examples(examples: list[Example], limit: int | None, seed: int) -> li
     return [examples[i] for i in chosen]
 
 
-def default_out_dir(dataset: str, method: str, model: str, limit: int | None, seed: int) -> Path:
-    name = f"{dataset}-{method}-{model}-{limit if limit is not None else 'all'}-{seed}"
+def default_out_dir(dataset: Dataset, method: str, model: str, limit: int | None, seed: int) -> Path:
+    """runs/eval/<dataset>-<method>-<model>-<limit>-<seed>/ (a split other than the default is named after the dataset)."""
+    label = dataset.name if dataset.split in DEFAULT_SPLITS else f"{dataset.name}_{dataset.split}"
+    name = f"{label}-{method}-{model}-{limit if limit is not None else 'all'}-{seed}"
     return Path("runs") / "eval" / re.sub(r"[^A-Za-z0-9._-]+", "_", name)
 
 
@@ -193,7 +196,7 @@ def run_eval(
     if comparator not in COMPARATORS:
         raise DatasetError(f"unknown comparator '{comparator}': use one of {', '.join(COMPARATORS)}")
     model_name = model.model_id if isinstance(model, ChatModel) else (model or settings.llm.model)
-    out_dir = Path(out_dir or default_out_dir(dataset.name, method, model_name, limit, seed))
+    out_dir = Path(out_dir or default_out_dir(dataset, method, model_name, limit, seed))
     selected = select_examples(dataset.examples, limit, seed)
     meta = {
         "dataset": dataset.name, "split": dataset.split, "source": dataset.source, "method": method, "model": model_name,
@@ -201,14 +204,13 @@ def run_eval(
         "skipped_missing_db": dataset.skipped,
     }
     _check_meta(out_dir, meta)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / META_FILE).write_text(json.dumps(meta, indent=2))
-
     records = read_results(out_dir)
     done = {r["id"] for r in records}
     pending = [e for e in selected if e.id not in done]
+    chat_model = model if isinstance(model, ChatModel) or not pending else get_model(model_name, settings)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / META_FILE).write_text(json.dumps(meta, indent=2))
     if pending:
-        chat_model = model if isinstance(model, ChatModel) else get_model(model_name, settings)
         engines: dict[str, Engine] = {}
         with open(out_dir / RESULTS_FILE, "a", encoding="utf-8") as sink, _progress(console) as progress:
             right = sum(bool((r.get("correct") or {}).get(comparator)) for r in records)
