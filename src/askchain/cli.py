@@ -15,7 +15,7 @@ from askchain.errors import AskchainError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Answer questions in plain English over SQL databases.")
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 DB_HELP = "Database: a SQLite/DuckDB file path or a URL (postgresql://…, bigquery://PROJECT). Default: the local Ethereum dataset."
 

@@ -1,0 +1,82 @@
+"""The real embedded model, in-process and behind llama-cpp-python's OpenAI-compatible server."""
+
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from pydantic import BaseModel
+
+from askchain.config import get_settings
+from askchain.llm.registry import get_model
+
+pytestmark = pytest.mark.llm
+
+
+class Answer(BaseModel):
+    table: str
+    count_rows: bool
+
+
+@pytest.fixture(scope="module")
+def settings():
+    return get_settings().with_overrides(llm={"cache": False, "context_tokens": 2048})
+
+
+def test_embedded_model_answers_with_sql(settings):
+    model = get_model("qwen2.5-coder-0.5b", settings)
+    reply = model.complete([{"role": "user", "content": "Write SQLite SQL counting the rows of table singer. Only SQL."}], max_tokens=40)
+    assert "count" in reply.text.lower() and "singer" in reply.text.lower()
+    assert reply.usage.completion_tokens > 0 and reply.usage.prompt_tokens > 10
+
+
+def test_embedded_model_structured_output_is_schema_constrained(settings):
+    model = get_model("qwen2.5-coder-0.5b", settings)
+    reply = model.complete(
+        [{"role": "user", "content": "Which table holds singers, and does 'how many singers' count rows?"}],
+        max_tokens=60, response_model=Answer,
+    )
+    assert isinstance(reply.parsed[0], Answer)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def openai_server(settings):
+    path = get_model("qwen2.5-coder-0.5b", settings).path
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1", "--port", str(port),
+         "--n_ctx", "2048", "--model_alias", "qwen-0.5b"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        for _ in range(120):
+            try:
+                if httpx.get(f"{base}/models", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("llama_cpp.server did not start")
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_openai_provider_against_a_local_compatible_server(openai_server, settings, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server)
+    model = get_model("openai:qwen-0.5b", settings)
+    reply = model.complete([{"role": "user", "content": "Write SQLite SQL counting the rows of table singer. Only SQL."}], max_tokens=40, n=2, temperature=0.7)
+    assert len(reply.texts) == 2 and all("singer" in t.lower() for t in reply.texts)
+    assert reply.usage.completion_tokens > 0
+    structured = model.complete([{"role": "user", "content": "Which table holds singers?"}], max_tokens=60, response_model=Answer)
+    assert isinstance(structured.parsed[0], Answer)
