@@ -46,6 +46,12 @@ def test_spider_permutation_search_handles_many_identical_columns():
     pred = [tuple(reversed(range(8)))] * 3
     assert spider_ex(list("abcdefgh"), gold, list("abcdefgh"), pred, False)
     assert not spider_ex(list("abcdefgh"), gold, list("abcdefgh"), [(0,) * 8] * 3, False)
+    # 14 interchangeable NULL columns and a mismatch in the last one: 14! orderings if symmetry were not pruned
+    width = 15
+    gold = [(None,) * (width - 1) + (i,) for i in range(3)]
+    pred = [(None,) * (width - 1) + (i + 1,) for i in range(3)]
+    assert not spider_ex(["c"] * width, gold, ["c"] * width, pred, False)
+    assert spider_ex(["c"] * width, gold, ["c"] * width, [(i,) + (None,) * (width - 1) for i in range(3)], False)
 
 
 def test_spider2_sorts_numbers_numerically_within_tolerance():

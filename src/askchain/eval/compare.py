@@ -61,17 +61,23 @@ def spider_ex(gold_columns, gold_rows, pred_columns, pred_rows, order_matters=Fa
 
 
 def _column_matchings(gold: list[tuple], pred: list[tuple], width: int):
-    """Bijections gold column -> predicted column whose value multisets agree (pruning before full checks)."""
+    """Bijections gold column -> predicted column whose value multisets agree (pruning before full checks).
+
+    Predicted columns holding identical values are interchangeable, so only one of them is tried at each step.
+    """
     gold_bags = [Counter(row[j] for row in gold) for j in range(width)]
-    pred_bags = [Counter(row[i] for row in pred) for i in range(width)]
+    pred_columns = list(zip(*pred))
+    pred_bags = [Counter(column) for column in pred_columns]
     options = [[i for i in range(width) if pred_bags[i] == gold_bags[j]] for j in range(width)]
 
     def extend(chosen: list[int]):
         if len(chosen) == width:
             yield tuple(chosen)
             return
+        tried = set()
         for i in options[len(chosen)]:
-            if i not in chosen:
+            if i not in chosen and pred_columns[i] not in tried:
+                tried.add(pred_columns[i])
                 yield from extend([*chosen, i])
 
     return extend([])
