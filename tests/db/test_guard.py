@@ -30,6 +30,8 @@ REFUSED = [
     ("postgres", "COPY singer TO '/tmp/out.csv'"),
     ("postgres", "SELECT pg_read_file('/etc/passwd')"),
     ("postgres", "CALL refresh()"),
+    ("postgres", "SELECT set_config('default_transaction_read_only', 'off', false)"),
+    ("postgres", "SELECT nextval('ids')"),
     ("duckdb", "INSTALL httpfs"),
     ("duckdb", "LOAD httpfs"),
     ("duckdb", "SELECT * FROM read_csv_auto('/etc/passwd')"),

@@ -205,8 +205,10 @@ def test_server_refuses_writes_the_guard_missed(engine, server, sql):
 def test_function_writes_are_refused_through_execute(engine, server):
     with pytest.raises(QueryRefused, match="nextval"):
         engine.execute("SELECT nextval('transfers_id_seq')")
-    with pytest.raises(QueryFailed):  # a query cannot switch its own transaction to read-write
+    with pytest.raises(QueryRefused, match="set_config"):
         engine.execute("SELECT set_config('transaction_read_only', 'off', true)")
+    with pytest.raises(QueryFailed):  # past the guard, a query still cannot switch its transaction to read-write
+        engine._run("SELECT set_config('transaction_read_only', 'off', true)", max_rows=10, timeout_s=5)
 
 
 @pytest.mark.postgres

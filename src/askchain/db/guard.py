@@ -36,7 +36,8 @@ _ALLOWED_TABLE_FUNCTIONS = (exp.GenerateSeries, exp.Unnest, exp.Explode, exp.Exp
 _FORBIDDEN_FUNCTION = re.compile(
     r"^(read_\w+|\w+_scan|scan_\w+|glob|getenv|current_setting|query|query_table|sniff_csv|parquet_\w+"
     r"|iceberg_\w+|delta_\w+|load_extension|readfile|writefile|edit|fsdir|sqlite_attach|duckdb_\w+"
-    r"|pg_read_\w+|pg_ls_dir|pg_stat_file|lo_\w+|dblink\w*|external_query|ml\.\w+)$",
+    r"|pg_read_\w+|pg_ls_dir|pg_stat_file|lo_\w+|dblink\w*|set_config|nextval|setval|pg_terminate_backend"
+    r"|pg_cancel_backend|pg_reload_conf|pg_advisory\w*|external_query|ml\.\w+)$",
     re.IGNORECASE,
 )
 
