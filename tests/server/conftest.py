@@ -68,7 +68,7 @@ def settings(tmp_path) -> Settings:
     return Settings().with_overrides(
         paths={"data_dir": str(tmp_path / "data"), "cache_dir": str(tmp_path / "cache")},
         llm={"cache": False},
-        pipeline={"databases": {"concert_singer": str(CONCERT_SINGER)}},
+        pipeline={"databases": {"concert_singer": str(CONCERT_SINGER)}, "default_db": "concert_singer"},
     )
 
 

@@ -135,7 +135,8 @@ def test_beyond_the_concurrency_limit_is_429(settings, fake_model, ask):
 def test_databases_schema_threads_and_health(client):
     listed = client.get("/databases").json()
     assert "concert_singer" in [d["name"] for d in listed["databases"]]
-    assert listed["default"] in [d["name"] for d in listed["databases"]]
+    assert listed["default"] == "concert_singer"  # settings.pipeline.default_db
+    assert [d["name"] for d in listed["databases"] if d["default"]] == ["concert_singer"]
     schema = client.get("/schema/concert_singer").json()
     singer = next(t for t in schema["tables"] if t["name"] == "singer")
     assert schema["dialect"] == "sqlite" and singer["row_count"] == 6

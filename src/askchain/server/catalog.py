@@ -34,8 +34,10 @@ class Catalog:
 
     @property
     def default(self) -> str | None:
+        """settings.pipeline["default_db"] if it names a database, else the Ethereum dataset, else the first configured."""
         names = self.names()
-        return names[0] if names else None
+        chosen = self.settings.pipeline.get("default_db")
+        return chosen if chosen in names else (names[0] if names else None)
 
     def __contains__(self, name: str) -> bool:
         return name in self.names()
