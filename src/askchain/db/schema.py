@@ -70,16 +70,23 @@ class Schema:
         return edges
 
     def subset(self, columns_by_table: dict[str, list[str]]) -> "Schema":
-        """The schema restricted to some tables and columns (keys stay, so joins remain possible)."""
+        """The schema restricted to some tables (local or query names) and columns; an empty list keeps every column.
+
+        Primary keys and the foreign keys between kept tables stay, so joins remain possible; foreign keys to dropped
+        tables go, since nothing can join through them.
+        """
+        wanted: dict[str, set[str]] = {}
+        for name, columns in columns_by_table.items():
+            table = self.table(name)
+            if table is not None:
+                wanted.setdefault(table.name, set()).update(c.lower() for c in columns)
         tables = []
         for table in self.tables:
-            wanted = {c.lower() for c in columns_by_table.get(table.name, columns_by_table.get(table.display_name, []))}
-            if table.name not in columns_by_table and table.display_name not in columns_by_table:
+            if table.name not in wanted:
                 continue
-            keep_keys = set(table.primary_key) | {c for fk in table.foreign_keys for c in fk.columns}
-            cols = [c for c in table.columns if not wanted or c.name.lower() in wanted or c.name in keep_keys]
-            kept = {t for t in columns_by_table}
-            fks = [fk for fk in table.foreign_keys if fk.ref_table in kept]
+            fks = [fk for fk in table.foreign_keys if fk.ref_table in wanted]
+            keep = wanted[table.name] | {c.lower() for c in table.primary_key} | {c.lower() for fk in fks for c in fk.columns}
+            cols = [c for c in table.columns if not wanted[table.name] or c.name.lower() in keep]
             tables.append(Table(table.name, cols, fks, table.row_count, table.description, table.query_name))
         return Schema(tables, self.dialect, self.name, self.notes)
 

@@ -1,0 +1,298 @@
+"""Few-shot examples chosen by question skeleton (as in DAIL-SQL): similar query shapes, whatever the database.
+
+The pool is Spider train, BIRD train and the domain's own evaluation questions. Each pool question is masked by
+`masking.mask_question` with its database's table and column names, embedded with all-MiniLM-L6-v2 and stored in
+Qdrant: local mode under `settings.paths.data("qdrant")`, or a server named by `settings.pipeline["qdrant_url"]` or
+the ASKCHAIN_QDRANT_URL environment variable. The index is synced to the pool on first use in a process (only new
+or changed pool entries are embedded), so a growing domain question file costs seconds, not a rebuild.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import uuid
+from contextlib import nullcontext
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Iterable, NamedTuple, Sequence
+
+import askchain
+from askchain.config import Settings, get_settings
+from askchain.db.schema import Schema
+from askchain.errors import ConfigError, DatasetError, require
+from askchain.llm.base import ChatModel
+from askchain.prompts import load_prompt
+from askchain.retrieval.embedding import MODEL_NAME, DIMENSION, embed
+from askchain.retrieval.masking import mask_question, schema_phrases
+from askchain.retrieval.progress import progress_bar
+
+#: Bump when the masking rules change: stored skeletons then no longer match and are rebuilt.
+RULES_VERSION = "r1"
+COLLECTION = "fewshot"
+DOMAIN_DB_ID = "crypto_ethereum"
+DOMAIN_QUESTIONS = Path(askchain.__file__).parent / "domains" / "ethereum" / "eval" / "questions.jsonl"
+_UPSERT_BATCH = 256
+
+
+class Example(NamedTuple):
+    question: str
+    sql: str
+    db_id: str
+    score: float
+
+
+@dataclass(frozen=True)
+class PoolEntry:
+    question: str
+    sql: str
+    db_id: str
+    skeleton: str
+
+    @cached_property
+    def point_id(self) -> str:
+        """Content-addressed, so a sync adds exactly the new or changed entries."""
+        key = json.dumps([self.db_id, self.question, self.sql, self.skeleton, MODEL_NAME])
+        return str(uuid.UUID(hashlib.sha256(key.encode()).hexdigest()[:32]))
+
+
+@dataclass(frozen=True)
+class PoolSource:
+    """A file of question/SQL pairs and the file naming its databases' tables and columns."""
+
+    questions: Path
+    sql_field: str
+    tables: Path | None
+    #: The database of every row, for single-database files (JSON lines without a db_id field).
+    db_id: str | None = None
+
+
+def shared_data_dir() -> Path:
+    """ASKCHAIN_SHARED_DATA, else `shared/data` beside the repository checkout."""
+    named = os.environ.get("ASKCHAIN_SHARED_DATA")
+    return Path(named) if named else Path(askchain.__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def default_sources() -> list[PoolSource]:
+    data = shared_data_dir()
+    return [
+        PoolSource(data / "spider" / "train_spider_min.json", "query", data / "spider" / "tables.json"),
+        PoolSource(data / "bird" / "train" / "train_filtered.json", "SQL", data / "bird" / "train" / "train_tables.json"),
+        PoolSource(
+            DOMAIN_QUESTIONS, "gold_sql",
+            data / "crypto_ethereum_schema" / "crypto_ethereum_tables_combined.json", db_id=DOMAIN_DB_ID,
+        ),
+    ]
+
+
+def _stamp(path: Path | None) -> tuple:
+    if path is None or not path.is_file():
+        return ()
+    stat = path.stat()
+    return (stat.st_mtime_ns, stat.st_size)
+
+
+def _read_rows(path: Path) -> list[dict]:
+    try:
+        text = path.read_text()
+        if path.suffix == ".jsonl":
+            return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise DatasetError(f"cannot read example pool file {path}: {exc}") from exc
+
+
+@lru_cache(maxsize=8)
+def _phrases_by_db(path: Path | None, stamp: tuple) -> dict[str, dict]:
+    """db_id -> schema phrases, from a Spider/BIRD tables.json (a list) or a BigQuery-style {table: {columns}} map."""
+    if not stamp:
+        return {}
+    data = _read_rows(path)
+    if isinstance(data, dict):
+        tables = [name.rsplit(".", 1)[-1] for name in data]
+        columns = [c["name"] for t in data.values() for c in t.get("columns", [])]
+        return {"*": schema_phrases(tables, columns)}
+    return {
+        db["db_id"]: schema_phrases(
+            db["table_names_original"] + db["table_names"],
+            [c for _, c in db["column_names_original"] + db["column_names"] if c != "*"],
+        )
+        for db in data
+    }
+
+
+def make_entries(rows: Iterable[tuple[str, str, str]], phrases_by_db: dict[str, dict] | None = None) -> list[PoolEntry]:
+    """Pool entries from (question, sql, db_id) rows; phrases_by_db["*"] applies to every database."""
+    phrases_by_db = phrases_by_db or {}
+    return [
+        PoolEntry(q, sql, db, mask_question(q, phrases_by_db.get(db, phrases_by_db.get("*"))))
+        for q, sql, db in rows
+    ]
+
+
+@lru_cache(maxsize=8)
+def _load_source(source: PoolSource, stamp: tuple, tables_stamp: tuple) -> tuple[PoolEntry, ...]:
+    rows = _read_rows(source.questions)
+    return tuple(make_entries(
+        ((r["question"], r[source.sql_field], source.db_id or r["db_id"]) for r in rows),
+        _phrases_by_db(source.tables, tables_stamp),
+    ))
+
+
+def load_pool(sources: Sequence[PoolSource] | None = None) -> list[PoolEntry]:
+    """Every entry of the sources whose files exist (the domain's file may not be written yet)."""
+    pool: list[PoolEntry] = []
+    for source in default_sources() if sources is None else sources:
+        stamp = _stamp(source.questions)
+        if stamp:
+            pool.extend(_load_source(source, stamp, _stamp(source.tables)))
+    return pool
+
+
+# ---- the vector store ----------------------------------------------------------------------------------------------
+
+_CLIENTS: dict[str, object] = {}
+_SYNCED: set[tuple[str, str, str]] = set()
+
+
+@atexit.register
+def _close_clients() -> None:
+    """Close stores before interpreter teardown, which otherwise makes Qdrant's local mode print errors."""
+    while _CLIENTS:
+        _CLIENTS.popitem()[1].close()
+
+
+def _store_key(settings: Settings) -> tuple[str, str | None]:
+    url = settings.pipeline.get("qdrant_url") or os.environ.get("ASKCHAIN_QDRANT_URL")
+    return (url or str(settings.paths.data("qdrant"))), url
+
+
+def _client(settings: Settings):
+    key, url = _store_key(settings)
+    if key not in _CLIENTS:
+        qdrant = require("qdrant_client", "pipeline")
+        try:
+            _CLIENTS[key] = qdrant.QdrantClient(url=url) if url else qdrant.QdrantClient(path=key)
+        except RuntimeError as exc:  # local mode allows one process per folder
+            raise ConfigError(f"the example index at {key} is in use by another process ({exc}); "
+                              "run a Qdrant server and set ASKCHAIN_QDRANT_URL to share it") from exc
+    return _CLIENTS[key]
+
+
+def _collection_name(collection: str) -> str:
+    return f"{collection}_{RULES_VERSION}"
+
+
+def _stored_ids(client, name: str) -> set[str]:
+    ids, offset = set(), None
+    while True:
+        records, offset = client.scroll(name, limit=4096, offset=offset, with_payload=False, with_vectors=False)
+        ids.update(str(r.id) for r in records)
+        if offset is None:
+            return ids
+
+
+def build_example_index(
+    settings: Settings | None = None, *, pool: Sequence[PoolEntry] | None = None, collection: str = COLLECTION,
+    show_progress: bool = True,
+) -> int:
+    """Sync the stored index to the pool: embed and add new entries, delete stale ones. Returns how many were added."""
+    from qdrant_client import models
+
+    settings = settings or get_settings()
+    pool = load_pool() if pool is None else pool
+    if not pool:
+        raise DatasetError(f"no few-shot examples found (looked for Spider and BIRD train under {shared_data_dir()})")
+    client, name = _client(settings), _collection_name(collection)
+    if not client.collection_exists(name):
+        client.create_collection(name, vectors_config=models.VectorParams(size=DIMENSION, distance=models.Distance.COSINE))
+    wanted = {entry.point_id: entry for entry in pool}
+    stored = _stored_ids(client, name)
+    stale = list(stored - wanted.keys())
+    if stale:
+        client.delete(name, points_selector=models.PointIdsList(points=stale))
+    new = [entry for pid, entry in wanted.items() if pid not in stored]
+    if new:
+        with progress_bar(f"embedding {len(new)} example skeletons", len(new)) if show_progress else nullcontext(lambda n=1: None) as advance:
+            for start in range(0, len(new), _UPSERT_BATCH):
+                batch = new[start : start + _UPSERT_BATCH]
+                vectors = embed([e.skeleton for e in batch])
+                client.upsert(name, points=[
+                    models.PointStruct(id=e.point_id, vector=v.tolist(), payload={
+                        "question": e.question, "sql": e.sql, "db_id": e.db_id, "skeleton": e.skeleton,
+                        "question_key": _question_key(e.question),
+                    }) for e, v in zip(batch, vectors)
+                ])
+                advance(len(batch))
+    _SYNCED.add((_store_key(settings)[0], name, _fingerprint(wanted)))
+    return len(new)
+
+
+def _fingerprint(ids: Iterable[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
+
+
+def _question_key(question: str) -> str:
+    return " ".join(question.split()).casefold()
+
+
+# ---- question time -------------------------------------------------------------------------------------------------
+
+def question_skeleton(question: str, model: ChatModel | None = None, schema: Schema | None = None) -> str:
+    """The question with values, entities and schema names masked: by the rules, or by `model` when one is given."""
+    phrases = schema_phrases([t.name for t in schema.tables], [c.name for t in schema.tables for c in t.columns]) if schema else {}
+    if model is None:
+        return mask_question(question, phrases)
+    names = ""
+    if schema:
+        columns = sorted({c.name for t in schema.tables for c in t.columns})
+        names = f"Tables: {', '.join(t.name for t in schema.tables)}\nColumns: {', '.join(columns)}"
+    messages = load_prompt("askchain.retrieval", "skeleton").render(schema_names=names, question=question)
+    reply = model.complete(messages, max_tokens=64, stop=["\n"]).text
+    skeleton = " ".join(reply.strip().removeprefix("Skeleton:").split()).lower()
+    return skeleton or mask_question(question, phrases)
+
+
+def retrieve_examples(
+    question: str,
+    k: int = 4,
+    exclude_db: str | None = None,
+    exclude_question: str | None = None,
+    *,
+    schema: Schema | None = None,
+    model: ChatModel | None = None,
+    settings: Settings | None = None,
+    pool: Sequence[PoolEntry] | None = None,
+    collection: str = COLLECTION,
+) -> list[Example]:
+    """The `k` pool examples whose skeletons are nearest the question's, best first, one per distinct SQL.
+
+    `exclude_db` drops a whole database's examples and `exclude_question` drops the pool entry with that exact
+    question text (case and spacing aside), so an evaluated question never sees itself.
+    """
+    from qdrant_client import models
+
+    settings = settings or get_settings()
+    client, name = _client(settings), _collection_name(collection)
+    pool = load_pool() if pool is None else pool
+    if (_store_key(settings)[0], name, _fingerprint(e.point_id for e in pool)) not in _SYNCED:
+        build_example_index(settings, pool=pool, collection=collection)
+    must_not = []
+    if exclude_db:
+        must_not.append(models.FieldCondition(key="db_id", match=models.MatchValue(value=exclude_db)))
+    if exclude_question:
+        must_not.append(models.FieldCondition(key="question_key", match=models.MatchValue(value=_question_key(exclude_question))))
+    vector = embed([question_skeleton(question, model, schema)])[0]
+    hits = client.query_points(
+        name, query=vector.tolist(), limit=max(k * 3, k), query_filter=models.Filter(must_not=must_not) if must_not else None,
+    ).points
+    examples, seen = [], set()
+    for hit in hits:
+        sql_key = (hit.payload["db_id"], " ".join(hit.payload["sql"].split()).lower())
+        if sql_key not in seen:
+            seen.add(sql_key)
+            examples.append(Example(hit.payload["question"], hit.payload["sql"], hit.payload["db_id"], float(hit.score)))
+    return examples[:k]

@@ -1,0 +1,269 @@
+"""Database values a question refers to (as in CHESS): keywords -> MinHash-LSH over stored text values -> re-rank.
+
+The index holds the distinct values of a database's text columns that are low-cardinality or name-like, never
+hashes, addresses or long free text (see `ValuePolicy`). It is built once per database file (keyed by path, mtime and
+size), pickled under `settings.paths.cache("values")`, and read through the engine's safe executor, so it works the
+same on SQLite, DuckDB and mapped BigQuery names. At question time each keyword's character 3-grams find candidate
+values; edit distance (rapidfuzz) and embedding similarity re-rank them into hints like `colour.colour = 'Blue'`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import re
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from pydantic import BaseModel
+
+from askchain.config import Settings, get_settings
+from askchain.db.base import Engine
+from askchain.db.schema import Table
+from askchain.errors import AskchainError, require
+from askchain.llm.base import ChatModel
+from askchain.prompts import load_prompt
+from askchain.retrieval.masking import literal_spans
+from askchain.retrieval.progress import progress_bar
+
+INDEX_VERSION = 1
+_EMBEDDING_WEIGHT = 0.3
+
+
+@dataclass(frozen=True)
+class ValuePolicy:
+    """Which columns are worth indexing, and how the index matches; part of the cache key."""
+
+    #: A text column with more distinct values than this is skipped, unless its name looks like a name.
+    max_distinct: int = 5_000
+    #: Name-like columns keep at most this many distinct values.
+    max_distinct_name_like: int = 50_000
+    #: Values inspected to judge a column (type, hash-likeness, length).
+    sample_rows: int = 200
+    #: Free text (descriptions, comments) is not a lookup target.
+    max_avg_length: float = 60.0
+    max_value_length: int = 120
+    #: A column is skipped when this share of its sampled values looks like a hash, address or encoded blob.
+    max_hash_share: float = 0.3
+    num_perm: int = 64
+    lsh_threshold: float = 0.2
+
+
+DEFAULT_POLICY = ValuePolicy()
+_NAME_LIKE = re.compile(
+    r"name|title|label|symbol|city|country|state|region|province|town|place|type|kind|category|genre|status|"
+    r"brand|model|make|colou?r|gender|race|language|nationality|department|team|club|company|publisher|school", re.I
+)
+_NON_TEXT_TYPE = re.compile(r"INT|REAL|FLOA|DOUB|DEC|NUM|DATE|TIME|BOOL|BLOB|BYTE|BINARY|\[\]|STRUCT|MAP|JSON|UUID|LIST", re.I)
+_HASH_LIKE = re.compile(r"^(0x[0-9a-f]*|[0-9a-f]{16,}|[a-z0-9+/_=-]{32,})$", re.I)
+_STOPWORDS = frozenset(
+    "a an the of in on at to for from by with and or not no is are was were be been what which who whom whose how "
+    "many much list show give find name names tell me all each every than more less most least top first last "
+    "there their that this these those it its as do does did have has had please between among whether".split()
+)
+
+
+class Keywords(BaseModel):
+    keywords: list[str]
+
+
+class ValueMatch(NamedTuple):
+    table: str
+    column: str
+    value: str
+    keyword: str
+    score: float
+
+    def hint(self) -> str:
+        return f"{self.table}.{self.column} = '{self.value.replace(chr(39), chr(39) * 2)}'"
+
+
+@dataclass
+class ValueIndex:
+    #: (table as queries name it, column) per indexed column.
+    columns: list[tuple[str, str]]
+    values: list[str]
+    #: Index into `columns` for each value.
+    column_of: list[int]
+    lsh: object
+    policy: ValuePolicy
+
+
+# ---- building ------------------------------------------------------------------------------------------------------
+
+def _select(engine: Engine, table: Table, column: str, *, distinct: bool, limit: int) -> list:
+    """Non-null values of one column, written in the engine's query dialect and run by its safe executor."""
+    from sqlglot import exp
+
+    parts = table.display_name.split(".")
+    source = exp.table_(parts[-1], db=parts[-2] if len(parts) > 1 else None,
+                        catalog=parts[-3] if len(parts) > 2 else None, quoted=True)
+    col = exp.column(column, quoted=True)
+    query = exp.select(col).from_(source).where(exp.not_(col.is_(exp.null()))).limit(limit)
+    if distinct:
+        query = query.distinct()
+    result = engine.execute(query.sql(dialect=engine.query_dialect), max_rows=limit)
+    return [row[0] for row in result.rows]
+
+
+def column_values(engine: Engine, table: Table, column: str, policy: ValuePolicy = DEFAULT_POLICY) -> list[str]:
+    """The column's distinct text values if the policy admits the column, else []."""
+    col = table.column(column)
+    if col is None or (col.type and _NON_TEXT_TYPE.search(col.type)):
+        return []
+    try:
+        sample = _select(engine, table, column, distinct=False, limit=policy.sample_rows)
+        texts = [v for v in sample if isinstance(v, str)]
+        if not texts or len(texts) < len(sample) / 2:
+            return []
+        if sum(bool(_HASH_LIKE.match(v.strip())) for v in texts) > policy.max_hash_share * len(texts):
+            return []
+        if sum(len(v) for v in texts) / len(texts) > policy.max_avg_length:
+            return []
+        name_like = bool(_NAME_LIKE.search(column))
+        cap = policy.max_distinct_name_like if name_like else policy.max_distinct
+        values = _select(engine, table, column, distinct=True, limit=cap + 1)
+    except AskchainError:  # a refusal or timeout on one column must not stop the index
+        return []
+    if len(values) > cap and not name_like:
+        return []
+    return [v for v in values[:cap] if isinstance(v, str) and v.strip() and len(v) <= policy.max_value_length
+            and not _HASH_LIKE.match(v.strip())]
+
+
+def _shingles(text: str) -> set[bytes]:
+    padded = f" {' '.join(text.lower().split())} "
+    return {padded[i : i + 3].encode() for i in range(len(padded) - 2)}
+
+
+def build_value_index(engine: Engine, policy: ValuePolicy = DEFAULT_POLICY, *, show_progress: bool = False) -> ValueIndex:
+    """Read the admitted columns' values and index their 3-gram MinHashes in an LSH table."""
+    datasketch = require("datasketch", "pipeline")
+    schema = engine.schema()
+    columns, values, column_of = [], [], []
+    pairs = [(t, c.name) for t in schema.tables for c in t.columns]
+    with progress_bar(f"reading values of {schema.name or engine.name}", len(pairs)) if show_progress else nullcontext(lambda n=1: None) as advance:
+        for table, column in pairs:
+            found = column_values(engine, table, column, policy)
+            if found:
+                column_of += [len(columns)] * len(found)
+                columns.append((table.display_name, column))
+                values += found
+            advance(1)
+    lsh = datasketch.MinHashLSH(threshold=policy.lsh_threshold, num_perm=policy.num_perm)
+    hashes = datasketch.MinHash.bulk([_shingles(v) for v in values], num_perm=policy.num_perm) if values else []
+    with lsh.insertion_session() as session:
+        for i, minhash in enumerate(hashes):
+            session.insert(i, datasketch.LeanMinHash(minhash))
+    return ValueIndex(columns, values, column_of, lsh, policy)
+
+
+def _cache_key(engine: Engine, policy: ValuePolicy) -> str:
+    location = Path(engine.location).expanduser()
+    stamp: list = [str(location.resolve())] if location.is_file() else [engine.location]
+    if location.is_file():
+        stat = location.stat()
+        stamp += [stat.st_mtime_ns, stat.st_size]
+    payload = json.dumps([INDEX_VERSION, stamp, asdict(policy), engine.table_map], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+_LOADED: dict[str, ValueIndex] = {}
+
+
+def load_value_index(engine: Engine, settings: Settings | None = None, policy: ValuePolicy = DEFAULT_POLICY) -> ValueIndex:
+    """The database's value index: from memory, else from the disk cache, else built (with progress on stderr)."""
+    settings = settings or get_settings()
+    key = _cache_key(engine, policy)
+    stem = re.sub(r"\W+", "_", Path(engine.location).stem or "db")
+    path = settings.paths.cache("values", f"{stem}-{key}.pkl")
+    if str(path) in _LOADED:
+        return _LOADED[str(path)]
+    index = None
+    if path.is_file():
+        try:
+            with open(path, "rb") as f:
+                index = pickle.load(f)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+            index = None  # a stale or truncated cache file is rebuilt
+    if index is None:
+        index = build_value_index(engine, policy, show_progress=True)
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            pickle.dump(index, f, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(path)
+    _LOADED[str(path)] = index
+    return index
+
+
+# ---- question time -------------------------------------------------------------------------------------------------
+
+def extract_keywords(question: str, model: ChatModel | None = None, hint: str = "") -> list[str]:
+    """Literal spans and content words (and their pairs) of the question; plus the model's keywords when given."""
+    text = f"{question}\n{hint}" if hint else question
+    keywords = literal_spans(text)
+    words = [w for w in re.findall(r"[\w'’.-]+", question) if w.lower() not in _STOPWORDS and len(w) > 2]
+    keywords += words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+    if model is not None:
+        messages = load_prompt("askchain.retrieval", "keywords").render(question=text)
+        reply = model.complete(messages, temperature=0.0, max_tokens=80, response_model=Keywords).parsed[0]
+        keywords = (reply.keywords if reply else []) + keywords
+    seen, unique = set(), []
+    for keyword in (k.strip() for k in keywords):
+        if keyword and keyword.casefold() not in seen:
+            seen.add(keyword.casefold())
+            unique.append(keyword)
+    return unique
+
+
+def find_values(
+    index: ValueIndex, keywords: list[str], *, per_keyword: int = 2, min_score: float = 0.65, shortlist: int = 8
+) -> list[ValueMatch]:
+    """Stored values each keyword most likely means: LSH candidates, shortlisted by edit similarity, then scored by
+    edit similarity blended with embedding similarity (an exact match, case aside, scores 1). Edit similarity
+    weighs most, since misspelt names embed far apart."""
+    from datasketch import MinHash
+    from rapidfuzz import fuzz
+
+    from askchain.retrieval.embedding import embed
+
+    shortlists = []
+    for keyword in keywords:
+        minhash = MinHash(num_perm=index.policy.num_perm)
+        minhash.update_batch(list(_shingles(keyword)))
+        candidates = index.lsh.query(minhash)
+        ranked = sorted(candidates, key=lambda i: -fuzz.ratio(keyword.casefold(), index.values[i].casefold()))[:shortlist]
+        shortlists.append((keyword, ranked))
+    texts = sorted({index.values[i] for _, ranked in shortlists for i in ranked} | {k for k, _ in shortlists})
+    vectors = dict(zip(texts, embed(texts))) if texts else {}
+    matches: dict[tuple[str, str, str], ValueMatch] = {}
+    for keyword, ranked in shortlists:
+        scored = []
+        for i in ranked:
+            value = index.values[i]
+            if value.casefold() == keyword.casefold():
+                score = 1.0
+            else:
+                edit = fuzz.ratio(keyword.casefold(), value.casefold()) / 100
+                score = (1 - _EMBEDDING_WEIGHT) * edit + _EMBEDDING_WEIGHT * float(vectors[keyword] @ vectors[value])
+            table, column = index.columns[index.column_of[i]]
+            scored.append(ValueMatch(table, column, value, keyword, round(score, 4)))
+        for match in sorted(scored, key=lambda m: -m.score)[:per_keyword]:
+            key = (match.table, match.column, match.value)
+            if match.score >= min_score and (key not in matches or matches[key].score < match.score):
+                matches[key] = match
+    return sorted(matches.values(), key=lambda m: -m.score)
+
+
+def retrieve_values(
+    question: str, engine: Engine, model: ChatModel | None = None, hint: str = "", *,
+    settings: Settings | None = None, limit: int = 8,
+) -> list[str]:
+    """Hints `table.column = 'value'` for the stored values the question most likely refers to, best first."""
+    index = load_value_index(engine, settings)
+    if not index.values:
+        return []
+    return [m.hint() for m in find_values(index, extract_keywords(question, model, hint))[:limit]]

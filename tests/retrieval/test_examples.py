@@ -1,0 +1,85 @@
+import json
+
+import pytest
+
+pytest.importorskip("qdrant_client")
+pytest.importorskip("sentence_transformers")
+
+from askchain.db.schema import Column, Schema, Table  # noqa: E402
+from askchain.llm.fake import ScriptedModel  # noqa: E402
+from askchain.retrieval.examples import (  # noqa: E402
+    PoolSource, build_example_index, load_pool, make_entries, question_skeleton, retrieve_examples,
+)
+
+ROWS = [
+    ("How many singers are older than 40?", "SELECT count(*) FROM singer WHERE age > 40", "concert"),
+    ("List the names of all stadiums ordered by capacity.", "SELECT name FROM stadium ORDER BY capacity", "concert"),
+    ("How many heads of the departments are older than 56?", "SELECT count(*) FROM head WHERE age > 56", "dept"),
+    ("What is the average budget of departments?", "SELECT avg(budget) FROM department", "dept"),
+    ("Which department has the largest budget?", "SELECT name FROM department ORDER BY budget DESC LIMIT 1", "dept"),
+    ("What is the eye colour of Bruce Wayne?", "SELECT c.colour FROM superhero s JOIN colour c ON ...", "hero"),
+    ("Show the names of heroes published by Marvel Comics.", "SELECT superhero_name FROM superhero ...", "hero"),
+    ("How many transactions were in block 17000000?", "SELECT count(*) FROM transactions WHERE block_number = 17000000", "eth"),
+]
+PHRASES = {
+    "concert": {("singer",): "<table>", ("stadium",): "<table>", ("age",): "<column>", ("name",): "<column>", ("capacity",): "<column>"},
+    "dept": {("head",): "<table>", ("department",): "<table>", ("age",): "<column>", ("budget",): "<column>", ("name",): "<column>"},
+}
+
+
+@pytest.fixture
+def pool():
+    return make_entries(ROWS, PHRASES)
+
+
+def test_paraphrase_finds_its_shape_and_exclusions_apply(settings, pool):
+    question = "How many pilots are older than 30?"
+    hits = retrieve_examples(question, k=3, settings=settings, pool=pool)
+    assert hits[0].sql in {ROWS[0][1], ROWS[2][1]}  # the "how many X older than N" shape, whatever the database
+    assert hits[0].score >= hits[-1].score and len(hits) == 3
+    assert all(isinstance(h.question, str) and h.db_id for h in hits)
+
+    without_dept = retrieve_examples(question, k=8, exclude_db="dept", settings=settings, pool=pool)
+    assert "dept" not in {h.db_id for h in without_dept} and without_dept[0].sql == ROWS[0][1]
+
+    own = "  how many SINGERS are older than 40?"  # the evaluated question itself: case and spacing aside
+    assert ROWS[0][0] not in {h.question for h in retrieve_examples(own, k=8, exclude_question=own, settings=settings, pool=pool)}
+
+
+def test_index_sync_embeds_only_new_entries(settings, pool):
+    assert build_example_index(settings, pool=pool[:5], show_progress=False) == 5
+    assert build_example_index(settings, pool=pool, show_progress=False) == len(pool) - 5
+    assert build_example_index(settings, pool=pool[2:], show_progress=False) == 0  # stale entries are deleted
+    assert {h.question for h in retrieve_examples("anything", k=8, settings=settings, pool=pool[2:])} == {r[0] for r in ROWS[2:]}
+
+
+def test_pool_sources_read_json_and_domain_jsonl(tmp_path):
+    spider = tmp_path / "train.json"
+    spider.write_text(json.dumps([{"question": "How many singers are there?", "query": "SELECT count(*) FROM singer", "db_id": "c"}]))
+    spider_tables = tmp_path / "tables.json"
+    spider_tables.write_text(json.dumps([{
+        "db_id": "c", "table_names_original": ["Singer"], "table_names": ["singer"],
+        "column_names_original": [[-1, "*"], [0, "Singer_ID"]], "column_names": [[-1, "*"], [0, "singer id"]],
+    }]))
+    domain = tmp_path / "questions.jsonl"
+    domain.write_text(json.dumps({"id": "q1", "question": "Total value of transactions in 2023?", "gold_sql": "SELECT 1"}) + "\n")
+    domain_tables = tmp_path / "combined.json"
+    domain_tables.write_text(json.dumps({"project.dataset.transactions": {"columns": [{"name": "value"}]}}))
+    pool = load_pool([
+        PoolSource(spider, "query", spider_tables),
+        PoolSource(domain, "gold_sql", domain_tables, db_id="crypto_ethereum"),
+        PoolSource(tmp_path / "missing.jsonl", "gold_sql", None, db_id="x"),
+    ])
+    assert [(e.db_id, e.skeleton) for e in pool] == [
+        ("c", "how many <table> are there ?"),
+        ("crypto_ethereum", "total <column> of <table> in <number> ?"),
+    ]
+
+
+def test_skeleton_by_rules_uses_the_schema_and_by_llm_uses_the_reply():
+    schema = Schema([Table("singer", [Column("age", "INT"), Column("name", "TEXT")])], "sqlite")
+    assert question_skeleton("How many singers are older than 40?", schema=schema) == "how many <table> are older than <number> ?"
+    model = ScriptedModel(["Skeleton: How many <table> are  older than <number> ?\n"])
+    assert question_skeleton("How many singers are older than 40?", model, schema) == "how many <table> are older than <number> ?"
+    assert "singer" in model.requests[0].messages[-1][1]  # the schema's names are in the prompt
+    assert question_skeleton("How many singers?", ScriptedModel([""]), schema) == "how many <table> ?"  # empty reply: rules
