@@ -1,0 +1,82 @@
+"""The local Ethereum engine: a DuckDB copy queried with BigQuery GoogleSQL and shown with BigQuery's schema."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from sqlglot import exp
+
+from askchain.db.duckdb import DuckDBEngine
+from askchain.db.schema import Schema
+from askchain.domains.ethereum.tables import knowledge, table_map, tables
+
+
+def _numeric(node: exp.Expression) -> exp.Expression:
+    """BigQuery NUMERIC is DECIMAL(38, 9); sqlglot leaves it bare, which DuckDB reads as DECIMAL(18, 3) (token amounts overflow)."""
+    if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.DECIMAL and not node.expressions:
+        return exp.DataType.build("DECIMAL(38, 9)", dialect="duckdb")
+    return node
+
+
+def _extract(node: exp.Expression) -> exp.Expression:
+    """EXTRACT parts whose numbering differs: BigQuery DAYOFWEEK is 1 (Sunday)..7, WEEK counts Sunday-started weeks (0-53)."""
+    if not isinstance(node, exp.Extract):
+        return node
+    part = node.this
+    name = part.name.upper() if isinstance(part, exp.Var) else ""
+    if name == "DAYOFWEEK":
+        return exp.Paren(this=exp.Add(this=node.copy(), expression=exp.Literal.number(1)))
+    week_day = part.this.name.upper() if isinstance(part, exp.WeekStart) else ("SUNDAY" if name == "WEEK" else "")
+    if week_day in ("SUNDAY", "MONDAY"):
+        fmt = "%U" if week_day == "SUNDAY" else "%W"
+        ts = exp.cast(node.expression.copy(), exp.DataType.build("TIMESTAMP"))
+        return exp.cast(exp.Anonymous(this="STRFTIME", expressions=[ts, exp.Literal.string(fmt)]), exp.DataType.build("BIGINT"))
+    return node
+
+
+def _utc_now(node: exp.Expression) -> exp.Expression:
+    """BigQuery's CURRENT_DATE()/CURRENT_TIMESTAMP() are UTC; DuckDB's follow the machine's time zone."""
+    utc = exp.Anonymous(this="TIMEZONE", expressions=[exp.Literal.string("UTC"), exp.Anonymous(this="NOW")])
+    if isinstance(node, exp.CurrentDate):
+        return exp.cast(utc, exp.DataType.build("DATE"))
+    if isinstance(node, (exp.CurrentTimestamp, exp.CurrentDatetime)):
+        return utc
+    return node
+
+
+#: GoogleSQL constructs sqlglot transpiles with different results on DuckDB, each fixed on the parsed tree.
+GOOGLESQL_FIXES: tuple[Callable[[exp.Expression], exp.Expression], ...] = (_numeric, _extract, _utc_now)
+
+
+@dataclass
+class EthereumEngine(DuckDBEngine):
+    """DuckDB mirror of `bigquery-public-data.crypto_ethereum`; queries are GoogleSQL with BigQuery table names."""
+
+    query_dialect: str = "bigquery"
+    table_map: dict[str, str] = field(default_factory=table_map)
+    notes: str = field(default_factory=knowledge)
+
+    def _introspect(self) -> Schema:
+        """DuckDB's view, with BigQuery's types and descriptions so prompts show GoogleSQL types."""
+        schema = super()._introspect()
+        specs = tables()
+        for table in schema.tables:
+            spec = specs.get(table.name)
+            if spec is None:
+                continue
+            table.description = spec.description
+            by_name = {c.name: c for c in spec.columns}
+            for column in table.columns:
+                col_spec = by_name.get(column.name)
+                if col_spec:
+                    column.type = col_spec.type
+                    column.description = col_spec.description or column.description
+        schema.tables.sort(key=lambda t: list(specs).index(t.name) if t.name in specs else len(specs))
+        return schema
+
+    def translate(self, tree: exp.Expression) -> str:
+        tree = tree.copy()
+        for fix in GOOGLESQL_FIXES:
+            tree = tree.transform(fix)
+        return super().translate(tree)

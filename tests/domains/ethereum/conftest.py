@@ -1,0 +1,30 @@
+"""One small synthetic dataset per test session (45 days at 0.2 % of mainnet's blocks, ending today)."""
+
+from __future__ import annotations
+
+import pytest
+
+from askchain.domains.ethereum.dataset import build_dataset, utc_today
+from askchain.domains.ethereum.engine import EthereumEngine
+
+SMALL = dict(days=45, scale=0.002, seed=11)
+
+
+@pytest.fixture(scope="session")
+def eth_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("eth") / "crypto_ethereum.duckdb"
+    counts = build_dataset(path, end=utc_today(), progress=False, **SMALL)
+    return path, counts
+
+
+@pytest.fixture(scope="session")
+def eth_engine(eth_db):
+    engine = EthereumEngine(str(eth_db[0]))
+    yield engine
+    engine.close()
+
+
+@pytest.fixture
+def sql(eth_engine):
+    """Run GoogleSQL through the safe executor and return the rows."""
+    return lambda text: eth_engine.execute(text, max_rows=1_000_000).rows
