@@ -23,6 +23,7 @@ from askchain.pipeline.revise import Execution, revision_loop
 from askchain.pipeline.select import Selection, select_best
 from askchain.pipeline.trace import Trace, new_run_id
 from askchain.pipeline.validate import validate_sql
+from askchain.retrieval.schema import estimate_tokens, link_schema
 
 
 class State(TypedDict, total=False):
@@ -34,10 +35,6 @@ class State(TypedDict, total=False):
     executions: list[Execution]
     selection: Selection
     answer: dict[str, Any]
-
-
-def estimate_tokens(text: str) -> int:
-    return len(text) // 4
 
 
 # ---- stage functions: plain functions of their inputs -------------------------------------------------------------
@@ -62,8 +59,6 @@ def link(task: Task, cfg: PipelineSettings) -> dict[str, list[str]]:
         cfg.schema_linking == "auto" and estimate_tokens(schema.ddl()) <= cfg.linking_token_budget
     ):
         return {}
-    from askchain.retrieval.schema import link_schema
-
     return link_schema(task.question, schema, task.model, hint=task.hint).columns
 
 
@@ -72,7 +67,9 @@ def find_values(task: Task, cfg: PipelineSettings) -> list[str]:
         return []
     from askchain.retrieval.values import retrieve_values
 
-    return retrieve_values(task.question, task.engine, model=task.model if cfg.keywords == "llm" else None, settings=task.settings)
+    return retrieve_values(
+        task.question, task.engine, model=task.model if cfg.keywords == "llm" else None, hint=task.hint, settings=task.settings
+    )
 
 
 def build_context(task: Task, linked: dict[str, list[str]], value_hints: list[str], examples: list[Example]) -> GenerationContext:
