@@ -53,7 +53,7 @@ def test_index_sync_embeds_only_new_entries(settings, pool):
     assert {h.question for h in retrieve_examples("anything", k=8, settings=settings, pool=pool[2:])} == {r[0] for r in ROWS[2:]}
 
 
-def test_pool_sources_read_json_and_domain_jsonl(tmp_path):
+def test_pool_sources_read_json_and_domain_jsonl(tmp_path, settings):
     spider = tmp_path / "train.json"
     spider.write_text(json.dumps([{"question": "How many singers are there?", "query": "SELECT count(*) FROM singer", "db_id": "c"}]))
     spider_tables = tmp_path / "tables.json"
@@ -64,16 +64,17 @@ def test_pool_sources_read_json_and_domain_jsonl(tmp_path):
     domain = tmp_path / "questions.jsonl"
     domain.write_text(json.dumps({"id": "q1", "question": "Total value of transactions in 2023?", "gold_sql": "SELECT 1"}) + "\n")
     domain_tables = tmp_path / "combined.json"
-    domain_tables.write_text(json.dumps({"project.dataset.transactions": {"columns": [{"name": "value"}]}}))
-    pool = load_pool([
+    domain_tables.write_text(json.dumps({"tables": {"transactions": {"columns": [{"name": "value"}]}}}))
+    sources = [
         PoolSource(spider, "query", spider_tables),
         PoolSource(domain, "gold_sql", domain_tables, db_id="crypto_ethereum"),
         PoolSource(tmp_path / "missing.jsonl", "gold_sql", None, db_id="x"),
-    ])
-    assert [(e.db_id, e.skeleton) for e in pool] == [
-        ("c", "how many <table> are there ?"),
-        ("crypto_ethereum", "total <column> of <table> in <number> ?"),
     ]
+    expected = [("c", "how many <table> are there ?"), ("crypto_ethereum", "total <column> of <table> in <number> ?")]
+    assert [(e.db_id, e.skeleton) for e in load_pool(sources, settings)] == expected
+    assert len(list((settings.paths.cache_dir / "examples").glob("pool-*.json"))) == 2  # skeletons cached on disk
+    spider.write_text(spider.read_text().replace("singers", "songs"))  # a changed file is read again
+    assert load_pool(sources, settings)[0].skeleton == "how many songs are there ?"
 
 
 def test_skeleton_by_rules_uses_the_schema_and_by_llm_uses_the_reply():

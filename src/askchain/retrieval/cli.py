@@ -16,9 +16,10 @@ def examples():
     from askchain.config import get_settings
     from askchain.retrieval.examples import build_example_index, load_pool
 
+    settings = get_settings()
     started = time.perf_counter()
-    pool = load_pool()
-    added = build_example_index(get_settings(), pool=pool)
+    pool = load_pool(settings=settings)
+    added = build_example_index(settings, pool=pool)
     typer.echo(f"{len(pool)} examples indexed ({added} newly embedded) in {time.perf_counter() - started:.1f} s")
 
 

@@ -34,7 +34,7 @@ from askchain.retrieval.progress import progress_bar
 RULES_VERSION = "r1"
 COLLECTION = "fewshot"
 DOMAIN_DB_ID = "crypto_ethereum"
-DOMAIN_QUESTIONS = Path(askchain.__file__).parent / "domains" / "ethereum" / "eval" / "questions.jsonl"
+DOMAIN_DIR = Path(askchain.__file__).parent / "domains" / "ethereum"
 _UPSERT_BATCH = 256
 
 
@@ -81,10 +81,7 @@ def default_sources() -> list[PoolSource]:
     return [
         PoolSource(data / "spider" / "train_spider_min.json", "query", data / "spider" / "tables.json"),
         PoolSource(data / "bird" / "train" / "train_filtered.json", "SQL", data / "bird" / "train" / "train_tables.json"),
-        PoolSource(
-            DOMAIN_QUESTIONS, "gold_sql",
-            data / "crypto_ethereum_schema" / "crypto_ethereum_tables_combined.json", db_id=DOMAIN_DB_ID,
-        ),
+        PoolSource(DOMAIN_DIR / "eval" / "questions.jsonl", "gold_sql", DOMAIN_DIR / "schema.json", db_id=DOMAIN_DB_ID),
     ]
 
 
@@ -107,11 +104,12 @@ def _read_rows(path: Path) -> list[dict]:
 
 @lru_cache(maxsize=8)
 def _phrases_by_db(path: Path | None, stamp: tuple) -> dict[str, dict]:
-    """db_id -> schema phrases, from a Spider/BIRD tables.json (a list) or a BigQuery-style {table: {columns}} map."""
+    """db_id -> schema phrases, from a Spider/BIRD tables.json (a list) or a domain's {"tables": {name: {columns}}}."""
     if not stamp:
         return {}
     data = _read_rows(path)
     if isinstance(data, dict):
+        data = data.get("tables", data)
         tables = [name.rsplit(".", 1)[-1] for name in data]
         columns = [c["name"] for t in data.values() for c in t.get("columns", [])]
         return {"*": schema_phrases(tables, columns)}
@@ -134,21 +132,35 @@ def make_entries(rows: Iterable[tuple[str, str, str]], phrases_by_db: dict[str, 
 
 
 @lru_cache(maxsize=8)
-def _load_source(source: PoolSource, stamp: tuple, tables_stamp: tuple) -> tuple[PoolEntry, ...]:
+def _load_source(source: PoolSource, stamp: tuple, tables_stamp: tuple, cache_dir: Path) -> tuple[PoolEntry, ...]:
+    """A source's entries; masking thousands of questions takes seconds, so skeletons are cached on disk."""
+    key = json.dumps([RULES_VERSION, str(source), stamp, tables_stamp])
+    cached = cache_dir / f"pool-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+    if cached.is_file():
+        try:
+            return tuple(PoolEntry(*row) for row in json.loads(cached.read_text()))
+        except (OSError, ValueError, TypeError):
+            pass  # unreadable: rebuild below
     rows = _read_rows(source.questions)
-    return tuple(make_entries(
+    entries = make_entries(
         ((r["question"], r[source.sql_field], source.db_id or r["db_id"]) for r in rows),
         _phrases_by_db(source.tables, tables_stamp),
-    ))
+    )
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(".tmp")
+    tmp.write_text(json.dumps([[e.question, e.sql, e.db_id, e.skeleton] for e in entries]))
+    tmp.replace(cached)
+    return tuple(entries)
 
 
-def load_pool(sources: Sequence[PoolSource] | None = None) -> list[PoolEntry]:
+def load_pool(sources: Sequence[PoolSource] | None = None, settings: Settings | None = None) -> list[PoolEntry]:
     """Every entry of the sources whose files exist (the domain's file may not be written yet)."""
+    cache_dir = (settings or get_settings()).paths.cache("examples")
     pool: list[PoolEntry] = []
     for source in default_sources() if sources is None else sources:
         stamp = _stamp(source.questions)
         if stamp:
-            pool.extend(_load_source(source, stamp, _stamp(source.tables)))
+            pool.extend(_load_source(source, stamp, _stamp(source.tables), cache_dir))
     return pool
 
 
@@ -203,7 +215,7 @@ def build_example_index(
     from qdrant_client import models
 
     settings = settings or get_settings()
-    pool = load_pool() if pool is None else pool
+    pool = load_pool(settings=settings) if pool is None else pool
     if not pool:
         raise DatasetError(f"no few-shot examples found (looked for Spider and BIRD train under {shared_data_dir()})")
     client, name = _client(settings), _collection_name(collection)
@@ -219,12 +231,13 @@ def build_example_index(
         with progress_bar(f"embedding {len(new)} example skeletons", len(new)) if show_progress else nullcontext(lambda n=1: None) as advance:
             for start in range(0, len(new), _UPSERT_BATCH):
                 batch = new[start : start + _UPSERT_BATCH]
-                vectors = embed([e.skeleton for e in batch])
+                skeletons = list(dict.fromkeys(e.skeleton for e in batch))  # paraphrases often share one
+                vectors = dict(zip(skeletons, embed(skeletons)))
                 client.upsert(name, points=[
-                    models.PointStruct(id=e.point_id, vector=v.tolist(), payload={
+                    models.PointStruct(id=e.point_id, vector=vectors[e.skeleton].tolist(), payload={
                         "question": e.question, "sql": e.sql, "db_id": e.db_id, "skeleton": e.skeleton,
                         "question_key": _question_key(e.question),
-                    }) for e, v in zip(batch, vectors)
+                    }) for e in batch
                 ])
                 advance(len(batch))
     _SYNCED.add((_store_key(settings)[0], name, _fingerprint(wanted)))
@@ -277,7 +290,7 @@ def retrieve_examples(
 
     settings = settings or get_settings()
     client, name = _client(settings), _collection_name(collection)
-    pool = load_pool() if pool is None else pool
+    pool = load_pool(settings=settings) if pool is None else pool
     if (_store_key(settings)[0], name, _fingerprint(e.point_id for e in pool)) not in _SYNCED:
         build_example_index(settings, pool=pool, collection=collection)
     must_not = []
