@@ -52,5 +52,28 @@ def trace(
             console.print(Syntax(st.get("chosen") or "-- nothing chosen", "sql", word_wrap=True))
 
 
+def graph(out: str = typer.Option("docs", "--out", help="Folder for pipeline.md (Mermaid) and pipeline.png (Graphviz).")):
+    """Draw the pipeline graph from the code into docs/."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from askchain.config import get_settings
+    from askchain.pipeline.graph import drawable_graph, graph_dot
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    drawn = drawable_graph(get_settings())
+    (folder / "pipeline.md").write_text(
+        "# The pipeline graph\n\nGenerated from `askchain.pipeline.graph` by `askchain graph`; do not edit.\n\n"
+        "![pipeline](pipeline.png)\n\n```mermaid\n" + drawn.draw_mermaid() + "```\n"
+    )
+    (folder / "pipeline.dot").write_text(graph_dot(drawn))
+    if shutil.which("dot"):
+        subprocess.run(["dot", "-Tpng", "-Gdpi=110", str(folder / "pipeline.dot"), "-o", str(folder / "pipeline.png")], check=True)
+    console.print(f"wrote {folder / 'pipeline.md'}, {folder / 'pipeline.dot'}" + (", pipeline.png" if shutil.which("dot") else ""))
+
+
 def register(app: typer.Typer) -> None:
     app.command()(trace)
+    app.command()(graph)

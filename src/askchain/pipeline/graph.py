@@ -211,3 +211,43 @@ def run_pipeline(task: Task) -> Outcome:
     if chosen.status == "empty":
         error = None  # ran fine: an empty answer is an answer, after revision could not find rows
     return Outcome(chosen.candidate.sql, chosen.result, error, candidates, {"run_id": trace.run_id, **final.get("answer", {})})
+
+
+def drawable_graph(settings):
+    """The compiled graph's structure (nodes and edges, subgraphs expanded), for pictures in docs/."""
+    from askchain.llm.fake import ScriptedModel
+
+    class _NoEngine:
+        name = "drawing"
+        query_dialect = "sqlite"
+
+        def schema(self):
+            return Schema([], "sqlite")
+
+    task = Task("", _NoEngine(), ScriptedModel([]), settings)
+    return build_graph(task, Trace("drawing", "", "", "pipeline", "")).get_graph(xray=True)
+
+
+def graph_dot(graph) -> str:
+    """Graphviz DOT text for the graph, subgraphs as clusters."""
+    clusters: dict[str, list[str]] = {}
+    for node_id in graph.nodes:
+        if ":" in node_id:
+            clusters.setdefault(node_id.split(":")[0], []).append(node_id)
+
+    def label(node_id: str) -> str:
+        name = node_id.split(":")[-1]
+        return {"__start__": "start", "__end__": "end"}.get(name, name)
+
+    lines = ["digraph pipeline {", '  rankdir=TB; node [shape=box, style="rounded,filled", fillcolor="#eef2ff", fontname="Helvetica"];']
+    for name, members in clusters.items():
+        lines.append(f'  subgraph "cluster_{name}" {{ label="{name}"; style="rounded"; color="#94a3b8";')
+        lines += [f'    "{m}" [label="{label(m)}"{", shape=ellipse, fillcolor=white" if label(m) in ("start", "end") else ""}];' for m in members]
+        lines.append("  }")
+    for node_id in graph.nodes:
+        if ":" not in node_id:
+            shape = ', shape=ellipse, fillcolor=white' if label(node_id) in ("start", "end") else ""
+            lines.append(f'  "{node_id}" [label="{label(node_id)}"{shape}];')
+    lines += [f'  "{e.source}" -> "{e.target}";' for e in graph.edges]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
