@@ -100,7 +100,7 @@ class Schema:
                 if col.description:
                     note.append(col.description)
                 if col.examples:
-                    note.append("e.g. " + ", ".join(_literal(v) for v in col.examples))
+                    note.append("e.g. " + _examples(col.examples))
                 comment = f"  -- {'; '.join(note)}" if note else ""
                 lines.append(f"  {_quote(col.name)} {col.type or 'TEXT'},{comment}")
             if table.primary_key:
@@ -151,6 +151,13 @@ def _quote(name: str, backticks: bool = False) -> str:
 def _drop_trailing_comma(line: str) -> str:
     head, sep, comment = line.partition("  -- ")
     return head.rstrip(",") + (sep + comment if sep else "")
+
+
+def _examples(values: list[Any]) -> str:
+    """Example values for a prompt: long ones (hashes, addresses, blobs) only show their format, once."""
+    if any(isinstance(v, str) and len(v) > 40 for v in values):
+        return _literal(str(values[0])[:18] + "…")
+    return ", ".join(_literal(v) for v in values)
 
 
 def _literal(value: Any) -> str:
