@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 @contextmanager
 def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]]:
-    """Yields `advance(n)`; the bar is drawn on stderr (plain lines when stderr is not a terminal)."""
+    """Yields `advance(n)`; the bar is drawn on stderr (once, at the end, when stderr is not a terminal)."""
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=Console(stderr=True),

@@ -58,6 +58,7 @@ _NAME_LIKE = re.compile(
     r"brand|model|make|colou?r|gender|race|language|nationality|department|team|club|company|publisher|school", re.I
 )
 _NON_TEXT_TYPE = re.compile(r"INT|REAL|FLOA|DOUB|DEC|NUM|DATE|TIME|BOOL|BLOB|BYTE|BINARY|\[\]|STRUCT|MAP|JSON|UUID|LIST", re.I)
+_LETTER = re.compile(r"[^\W\d_]")
 _HASH_LIKE = re.compile(r"^(0x[0-9a-f]*|[0-9a-f]{16,}|[a-z0-9+/_=-]{32,})$", re.I)
 _STOPWORDS = frozenset(
     "a an the of in on at to for from by with and or not no is are was were be been what which who whom whose how "
@@ -122,6 +123,8 @@ def column_values(engine: Engine, table: Table, column: str, policy: ValuePolicy
         if sum(bool(_HASH_LIKE.match(v.strip())) for v in texts) > policy.max_hash_share * len(texts):
             return []
         if sum(len(v) for v in texts) / len(texts) > policy.max_avg_length:
+            return []
+        if sum(bool(_LETTER.search(v)) for v in texts) < len(texts) / 2:  # numbers or lists stored as text
             return []
         name_like = bool(_NAME_LIKE.search(column))
         cap = policy.max_distinct_name_like if name_like else policy.max_distinct
@@ -220,7 +223,7 @@ def extract_keywords(question: str, model: ChatModel | None = None, hint: str = 
 
 
 def find_values(
-    index: ValueIndex, keywords: list[str], *, per_keyword: int = 2, min_score: float = 0.65, shortlist: int = 8
+    index: ValueIndex, keywords: list[str], *, per_keyword: int = 2, min_score: float = 0.65, shortlist: int = 5
 ) -> list[ValueMatch]:
     """Stored values each keyword most likely means: LSH candidates, shortlisted by edit similarity, then scored by
     edit similarity blended with embedding similarity (an exact match, case aside, scores 1). Edit similarity
