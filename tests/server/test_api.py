@@ -156,3 +156,23 @@ def test_ui_and_assets_are_served_locally(client):
         assert client.get(asset).status_code == 200
     plotly = client.get("/vendor/plotly.min.js")
     assert plotly.status_code == 200 and plotly.headers["content-type"].startswith("text/javascript")
+
+
+def test_method_events_pass_through_unchanged(client, ask, monkeypatch):
+    """Whatever a method emits (pipeline stages, candidates, selection) reaches the client, in order, before the SQL."""
+    from askchain.pipeline.context import stage, try_execute
+    from askchain.pipeline.methods import Outcome
+
+    def method(task):
+        with stage(task, "generate_sql"):
+            task.emit({"type": "candidates", "generator": "direct", "sql": ["SELECT count(*) FROM singer"]})
+        task.emit({"type": "selected", "sql": "SELECT count(*) FROM singer", "reason": "only candidate"})
+        result, error = try_execute(task.engine, "SELECT count(*) FROM singer")
+        return Outcome("SELECT count(*) FROM singer", result, error, [], {"run_id": "run-1"})
+
+    monkeypatch.setattr("askchain.api.get_method", lambda name: method)
+    events = ask(client, question="How many singers are there?", method="pipeline")
+    assert names(events)[:6] == ["start", "generate_sql:start", "candidates", "generate_sql:end", "selected", "sql"]
+    data = dict(events)
+    assert data["candidates"] == {"type": "candidates", "generator": "direct", "sql": ["SELECT count(*) FROM singer"]}
+    assert data["done"]["run_id"] == "run-1" and data["done"]["method"] == "pipeline"
