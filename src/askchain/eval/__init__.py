@@ -1,0 +1,8 @@
+"""Evaluation harness: Spider/BIRD/Ethereum loaders, result comparators, a resumable runner and reports."""
+
+from askchain.eval.compare import COMPARATORS
+from askchain.eval.datasets import Dataset, Example, load_bird, load_eth, load_spider
+from askchain.eval.report import write_report
+from askchain.eval.runner import run_eval
+
+__all__ = ["COMPARATORS", "Dataset", "Example", "load_bird", "load_eth", "load_spider", "run_eval", "write_report"]
