@@ -65,17 +65,18 @@ def chain_db(tmp_path):
         for i, (sym, name) in enumerate([("USDT", "Tether USD"), ("USDC", "USD Coin"), ("WETH", "Wrapped Ether"),
                                          ("DAI", "Dai Stablecoin"), ("UNI", "Uniswap")])
     ])
-    con.execute("CREATE TABLE transactions (hash VARCHAR, input VARCHAR, payload VARCHAR, memo VARCHAR, status VARCHAR)")
-    con.executemany("INSERT INTO transactions VALUES (?, ?, ?, ?, ?)", [
+    con.execute("CREATE TABLE transactions (hash VARCHAR, input VARCHAR, payload VARCHAR, memo VARCHAR, status VARCHAR, "
+                "trace_address VARCHAR, decimals VARCHAR)")
+    con.executemany("INSERT INTO transactions VALUES (?, ?, ?, ?, ?, ?, ?)", [
         (f"0x{i:064x}", "0xa9059cbb" + f"{i:064x}", base64.b64encode(f"payload number {i:06d}".encode()).decode(),
-         f"memo {i}", ["success", "failure"][i % 2])
+         f"memo {i}", ["success", "failure"][i % 2], f"0,{i % 3}", "18")
         for i in range(200)
     ])
     con.close()
     return path
 
 
-def test_hashes_addresses_blobs_free_text_and_high_cardinality_are_not_indexed(chain_db, settings):
+def test_hashes_addresses_blobs_numbers_free_text_and_high_cardinality_are_not_indexed(chain_db, settings):
     engine = open_database(str(chain_db))
     index = values.build_value_index(engine, ValuePolicy(max_distinct=100))
     assert sorted(index.columns) == [("tokens", "name"), ("tokens", "symbol"), ("transactions", "status")]

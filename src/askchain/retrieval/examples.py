@@ -13,6 +13,7 @@ import atexit
 import hashlib
 import json
 import os
+import threading
 import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -168,6 +169,7 @@ def load_pool(sources: Sequence[PoolSource] | None = None, settings: Settings | 
 
 _CLIENTS: dict[str, object] = {}
 _SYNCED: set[tuple[str, str, str]] = set()
+_LOCK = threading.RLock()  # one client per store and one sync at a time, for servers answering in threads
 
 
 @atexit.register
@@ -184,14 +186,15 @@ def _store_key(settings: Settings) -> tuple[str, str | None]:
 
 def _client(settings: Settings):
     key, url = _store_key(settings)
-    if key not in _CLIENTS:
-        qdrant = require("qdrant_client", "pipeline")
-        try:
-            _CLIENTS[key] = qdrant.QdrantClient(url=url) if url else qdrant.QdrantClient(path=key)
-        except RuntimeError as exc:  # local mode allows one process per folder
-            raise ConfigError(f"the example index at {key} is in use by another process ({exc}); "
-                              "run a Qdrant server and set ASKCHAIN_QDRANT_URL to share it") from exc
-    return _CLIENTS[key]
+    with _LOCK:
+        if key not in _CLIENTS:
+            qdrant = require("qdrant_client", "pipeline")
+            try:
+                _CLIENTS[key] = qdrant.QdrantClient(url=url) if url else qdrant.QdrantClient(path=key)
+            except RuntimeError as exc:  # local mode allows one process per folder
+                raise ConfigError(f"the example index at {key} is in use by another process ({exc}); "
+                                  "run a Qdrant server and set ASKCHAIN_QDRANT_URL to share it") from exc
+        return _CLIENTS[key]
 
 
 def _collection_name(collection: str) -> str:
@@ -291,8 +294,9 @@ def retrieve_examples(
     settings = settings or get_settings()
     client, name = _client(settings), _collection_name(collection)
     pool = load_pool(settings=settings) if pool is None else pool
-    if (_store_key(settings)[0], name, _fingerprint(e.point_id for e in pool)) not in _SYNCED:
-        build_example_index(settings, pool=pool, collection=collection)
+    with _LOCK:
+        if (_store_key(settings)[0], name, _fingerprint(e.point_id for e in pool)) not in _SYNCED:
+            build_example_index(settings, pool=pool, collection=collection)
     must_not = []
     if exclude_db:
         must_not.append(models.FieldCondition(key="db_id", match=models.MatchValue(value=exclude_db)))
