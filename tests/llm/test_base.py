@@ -47,3 +47,4 @@ def test_structured_output_is_validated():
 def test_parse_json_reply_tolerates_prose():
     assert parse_json_reply('Sure! {"tables": []} hope this helps', Tables) == Tables(tables=[])
     assert parse_json_reply('{"tables": 3}', Tables) is None
+    assert parse_json_reply('{"tables": ["a", "b', Tables) is None  # cut off by max_tokens

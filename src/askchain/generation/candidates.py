@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from askchain.db.base import QueryResult
 from askchain.generation.context import Example, GenerationContext
@@ -72,9 +72,11 @@ def query_plan(ctx, model, cfg, seed, execute) -> list[Candidate]:
     return _sample(ctx, model, cfg, seed, "query_plan", "query_plan")
 
 
+# Structured replies carry no length bounds: llama.cpp turns them into grammars too large to compile;
+# max_tokens bounds the reply instead.
 class Critique(BaseModel):
     verdict: Literal["correct", "wrong"]
-    problem: str = Field(default="", max_length=300)
+    problem: str = ""
 
 
 def role_play(ctx, model, cfg, seed, execute) -> list[Candidate]:
@@ -103,12 +105,12 @@ def role_play(ctx, model, cfg, seed, execute) -> list[Candidate]:
 
 
 class SyntheticExample(BaseModel):
-    question: str = Field(max_length=300)
-    sql: str = Field(max_length=1200)
+    question: str
+    sql: str
 
 
 class SyntheticExamples(BaseModel):
-    examples: list[SyntheticExample] = Field(max_length=12)
+    examples: list[SyntheticExample]
 
 
 _synthetic_memo: dict[tuple[str, str], list[Example]] = {}

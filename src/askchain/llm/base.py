@@ -181,8 +181,9 @@ def _ask_for_json(messages: list[Message], schema: str) -> list[Message]:
 def parse_json_reply(text: str, model: type[T]) -> T | None:
     """Validate a model's JSON reply; tolerate code fences and prose around the object. None if invalid."""
     candidate = text.strip()
-    if "{" in candidate:
-        candidate = candidate[candidate.index("{") : candidate.rindex("}") + 1]
+    start, end = candidate.find("{"), candidate.rfind("}")
+    if 0 <= start < end:
+        candidate = candidate[start : end + 1]
     try:
         return model.model_validate_json(candidate)
     except (ValidationError, ValueError):
