@@ -147,6 +147,12 @@ class Settings(BaseSettings):
         return Settings.model_validate(data)
 
 
+def shared_data_dir() -> Path:
+    """The public datasets folder: $ASKCHAIN_SHARED_DATA, else `shared/data` beside the repository checkout."""
+    named = os.environ.get("ASKCHAIN_SHARED_DATA")
+    return Path(named).expanduser() if named else Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     try:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from askchain.eval.datasets import shared_data_dir
+from askchain.config import shared_data_dir
 
 
 def _require(path: Path) -> Path:

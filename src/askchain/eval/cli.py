@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from askchain.eval.compare import COMPARATORS
-from askchain.eval.datasets import Dataset, load_bird, load_eth, load_spider, shared_data_dir
+from askchain.config import shared_data_dir
+from askchain.eval.datasets import Dataset, load_bird, load_eth, load_spider
 
 app = typer.Typer(no_args_is_help=True, help="Measure execution accuracy on Spider, BIRD and the Ethereum questions.")
 console = Console()

@@ -8,7 +8,6 @@ the Ethereum domain. Questions whose database is absent are skipped and counted 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -44,12 +43,6 @@ class Dataset:
     comparator: str  # the primary comparator's name in askchain.eval.compare.COMPARATORS
     #: db_id -> number of questions skipped because that database is missing.
     skipped: dict[str, int] = field(default_factory=dict)
-
-
-def shared_data_dir() -> Path:
-    """The public data folder: $ASKCHAIN_SHARED_DATA, else `../shared/data` beside the repository."""
-    named = os.environ.get("ASKCHAIN_SHARED_DATA")
-    return Path(named).expanduser() if named else Path(__file__).resolve().parents[3].parent / "shared" / "data"
 
 
 def _read_json(path: Path) -> Any:

@@ -8,9 +8,12 @@ import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from askchain.llm.cache import ResponseCache
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 T = TypeVar("T", bound=BaseModel)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
 
 import askchain
-from askchain.config import Settings, get_settings
+from askchain.config import Settings, get_settings, shared_data_dir
 from askchain.db.schema import Schema
 from askchain.errors import ConfigError, DatasetError, require
 from askchain.llm.base import ChatModel
@@ -69,12 +69,6 @@ class PoolSource:
     tables: Path | None
     #: The database of every row, for single-database files (JSON lines without a db_id field).
     db_id: str | None = None
-
-
-def shared_data_dir() -> Path:
-    """ASKCHAIN_SHARED_DATA, else `shared/data` beside the repository checkout."""
-    named = os.environ.get("ASKCHAIN_SHARED_DATA")
-    return Path(named) if named else Path(askchain.__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def default_sources() -> list[PoolSource]:
