@@ -11,7 +11,7 @@ from askchain.config import get_settings
 from askchain.errors import ConfigError, DatasetError
 from askchain.eval.datasets import Example, load_eth
 from askchain.eval.runner import (
-    RESULTS_FILE, candidate_oracle, classify_error, default_out_dir, read_results, run_eval, select_examples,
+    RESULTS_FILE, judge_candidates, classify_error, default_out_dir, read_results, run_eval, select_examples,
 )
 from askchain.llm.fake import ScriptedModel
 from askchain.pipeline.result import AskResult
@@ -108,14 +108,30 @@ def test_oracle_reexecutes_distinct_candidates(spider):
     engine = spider.connect(example.db_id, get_settings())
     gold = engine.execute(example.gold_sql)
     candidates = [
-        {"sql": "SELECT 1", "error": None},
-        {"sql": "select 1", "error": None},
-        {"sql": "SELECT nope", "error": "no such column: nope"},
-        {"sql": "SELECT COUNT(*) FROM singer", "error": None},
+        {"sql": "SELECT 1", "error": None, "generator": "direct"},
+        {"sql": "select 1", "error": None, "generator": "query_plan"},
+        {"sql": "SELECT nope", "error": "no such column: nope", "generator": "direct"},
+        {"sql": "SELECT COUNT(*) FROM singer", "error": None, "generator": "role_play+revision"},
     ]
     result = AskResult(question=example.question, sql="SELECT 1", columns=["1"], rows=[[1]], candidates=candidates)
-    assert candidate_oracle(result, engine, gold, example, "spider", selected_correct=False)
-    assert not candidate_oracle(result, engine, gold, example, "spider", selected_correct=False, cap=1)
+    judged = judge_candidates(result, engine, gold, example, "spider", selected_correct=False)
+    assert judged == [{"generator": "direct", "right": False}, {"generator": "role_play+revision", "right": True}]
+    assert judge_candidates(result, engine, gold, example, "spider", selected_correct=False, cap=1) == [
+        {"generator": "direct", "right": False}
+    ]
+
+
+def test_generator_stats_count_right_and_only_right():
+    from askchain.eval.report import generator_stats
+
+    records = [
+        {"candidates": [{"generator": "direct", "right": True}, {"generator": "query_plan+revision", "right": True}]},
+        {"candidates": [{"generator": "direct", "right": False}, {"generator": "query_plan", "right": True}]},
+        {"candidates": []},
+    ]
+    stats = generator_stats(records)
+    assert stats["direct"] == {"questions": 2, "right": 1, "only_right": 0, "right_rate": 0.3333}
+    assert stats["query_plan"] == {"questions": 2, "right": 2, "only_right": 1, "right_rate": 0.6667}
 
 
 @pytest.mark.parametrize(

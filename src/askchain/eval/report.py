@@ -69,7 +69,27 @@ def summarize(records: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, 
         },
         "candidates_per_question": _mean([r["n_candidates"] for r in scored]),
         "oracle_rate": _rate(len(oracle), n),
+        "generators": generator_stats(scored),
         "selected_right_when_some_candidate_right": _rate(sum(r["correct"][primary] for r in oracle), len(oracle)),
+    }
+
+
+def generator_stats(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per generator (its revisions included): on how many questions it had a right candidate, and on how
+    many it was the only generator that did — what each generator adds to what the selector can reach."""
+    stats: dict[str, dict[str, Any]] = {}
+    for r in records:
+        right_by = {}
+        for c in r.get("candidates") or []:
+            name = (c.get("generator") or "?").split("+")[0]
+            right_by[name] = right_by.get(name, False) or c["right"]
+        for name, right in right_by.items():
+            entry = stats.setdefault(name, {"questions": 0, "right": 0, "only_right": 0})
+            entry["questions"] += 1
+            entry["right"] += right
+            entry["only_right"] += right and sum(right_by.values()) == 1
+    return {
+        name: {**e, "right_rate": _rate(e["right"], len(records))} for name, e in sorted(stats.items())
     }
 
 
@@ -119,6 +139,16 @@ def render_markdown(summary: dict[str, Any]) -> str:
         f"the selected SQL was right in {_pct(summary['selected_right_when_some_candidate_right'])} of those questions.",
         "",
     ]
+    if summary.get("generators"):
+        lines += [
+            "## Generators",
+            "",
+            "| generator | questions with a candidate | with a right candidate | only generator right |",
+            "|---|---:|---:|---:|",
+            *(f"| {name} | {g['questions']} | {g['right']} ({_pct(g['right_rate'])}) | {g['only_right']} |"
+              for name, g in summary["generators"].items()),
+            "",
+        ]
     return "\n".join(lines)
 
 

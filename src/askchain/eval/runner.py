@@ -29,7 +29,7 @@ from askchain.pipeline.result import AskResult
 
 RESULTS_FILE = "results.jsonl"
 META_FILE = "run.json"
-CANDIDATE_CAP = 10
+CANDIDATE_CAP = 16
 DEFAULT_SPLITS = ("dev", "default")
 
 # Why a prediction failed, from the executor's message: first matching rule wins, else "runtime".
@@ -82,12 +82,13 @@ def judge(gold: QueryResult, columns: list[str], rows: list, order_matters: bool
     return {name: fn(gold.columns, gold.rows, columns, rows, order_matters) for name, fn in COMPARATORS.items()}
 
 
-def candidate_oracle(result: AskResult, engine: Engine, gold: QueryResult, example: Example, comparator: str,
-                     selected_correct: bool, cap: int = CANDIDATE_CAP) -> bool:
-    """Whether any distinct executed candidate (up to `cap`) is right under `comparator`."""
+def judge_candidates(result: AskResult, engine: Engine, gold: QueryResult, example: Example, comparator: str,
+                     selected_correct: bool, cap: int = CANDIDATE_CAP) -> list[dict[str, Any]]:
+    """Each distinct executed candidate (up to `cap`) with its generator and whether it is right under `comparator`."""
     compare = COMPARATORS[comparator]
     selected = normalize_sql(result.sql, engine.query_dialect) if result.sql and not result.error else None
     seen: set[str] = set()
+    judged = []
     for candidate in result.candidates:
         sql = candidate.get("sql")
         if not sql or candidate.get("error"):
@@ -103,9 +104,8 @@ def candidate_oracle(result: AskResult, engine: Engine, gold: QueryResult, examp
         else:
             run, error = try_execute(engine, sql)
             right = error is None and compare(gold.columns, gold.rows, run.columns, run.rows, example.order_matters)
-        if right:
-            return True
-    return False
+        judged.append({"generator": candidate.get("generator", ""), "right": bool(right)})
+    return judged
 
 
 def evaluate_example(example: Example, engine: Engine, model: ChatModel, method: str, settings: Settings,
@@ -127,6 +127,7 @@ def evaluate_example(example: Example, engine: Engine, model: ChatModel, method:
     )
     ran = result.error is None
     correct = judge(gold, result.columns, result.rows, example.order_matters) if ran else dict.fromkeys(COMPARATORS, False)
+    judged = judge_candidates(result, engine, gold, example, comparator, correct[comparator])
     return {
         **record,
         "gold_error": None,
@@ -140,7 +141,9 @@ def evaluate_example(example: Example, engine: Engine, model: ChatModel, method:
         "completion_tokens": result.usage.get("completion_tokens", 0),
         "latency_s": result.elapsed_s,
         "n_candidates": len(result.candidates),
-        "any_candidate_correct": candidate_oracle(result, engine, gold, example, comparator, correct[comparator]),
+        "any_candidate_correct": any(c["right"] for c in judged),
+        "candidates": judged,
+        "run_id": result.run_id,
     }
 
 
