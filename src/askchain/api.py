@@ -14,6 +14,7 @@ from askchain.pipeline.answer_stage import answer_result
 from askchain.pipeline.context import Task, stage
 from askchain.pipeline.methods import get_method
 from askchain.pipeline.result import AskResult
+from askchain.pipeline.trace import Trace, new_run_id
 
 
 def ask(
@@ -38,17 +39,21 @@ def ask(
     engine = resolve_database(db, settings)
     chat_model = model if isinstance(model, ChatModel) else get_model(model, settings)
     run = get_method(method)
-    task = Task(question.strip(), engine, chat_model, settings, hint=hint, on_event=on_event, db_id=db_id)
+    trace = Trace(new_run_id(), question.strip(), engine.name, method, chat_model.model_id)
+    task = Task(question.strip(), engine, chat_model, settings, hint=hint, on_event=on_event, db_id=db_id, trace=trace)
     started = time.perf_counter()
     if answer is not None:
         settings = settings.with_overrides(pipeline={"answer": answer})
         task.settings = settings
     with track_usage() as usage:
         outcome = run(task)
-        if settings.pipeline.answer and "answer" not in outcome.trace:
-            with stage(task, "answer"):
-                outcome.trace.update(answer_result(task.question, outcome.sql, outcome.result, outcome.error, chat_model))
-            task.emit({"type": "answer", "answer": outcome.trace["answer"], "chart": outcome.trace["chart"]})
+        if settings.pipeline.answer and outcome.answer is None:
+            with stage(task, "answer") as record:
+                outcome.answer = answer_result(task.question, outcome.sql, outcome.result, outcome.error, chat_model)
+                record.update(outcome.answer)
+            task.emit({"type": "answer", **outcome.answer})
+    if settings.pipeline.traces:
+        trace.save(settings.paths.data("traces", "x").parent)
     result = outcome.result
     return AskResult(
         question=task.question,
@@ -62,11 +67,11 @@ def ask(
         method=method,
         model=chat_model.model_id,
         db=engine.name,
-        run_id=outcome.trace.get("run_id"),
+        run_id=trace.run_id,
         bytes_processed=result.bytes_processed if result else None,
         candidates=outcome.candidates,
-        answer=outcome.trace.get("answer"),
-        chart=outcome.trace.get("chart"),
+        answer=(outcome.answer or {}).get("answer"),
+        chart=(outcome.answer or {}).get("chart"),
     )
 
 

@@ -168,11 +168,11 @@ def test_method_events_pass_through_unchanged(client, ask, monkeypatch):
             task.emit({"type": "candidates", "generator": "direct", "sql": ["SELECT count(*) FROM singer"]})
         task.emit({"type": "selected", "sql": "SELECT count(*) FROM singer", "reason": "only candidate"})
         result, error = try_execute(task.engine, "SELECT count(*) FROM singer")
-        return Outcome("SELECT count(*) FROM singer", result, error, [], {"run_id": "run-1"})
+        return Outcome("SELECT count(*) FROM singer", result, error, [])
 
     monkeypatch.setattr("askchain.api.get_method", lambda name: method)
     events = ask(client, question="How many singers are there?", method="pipeline")
     assert names(events)[:6] == ["start", "generate_sql:start", "candidates", "generate_sql:end", "selected", "sql"]
     data = dict(events)
     assert data["candidates"] == {"type": "candidates", "generator": "direct", "sql": ["SELECT count(*) FROM singer"]}
-    assert data["done"]["run_id"] == "run-1" and data["done"]["method"] == "pipeline"
+    assert data["done"]["run_id"] and data["done"]["method"] == "pipeline"

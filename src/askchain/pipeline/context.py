@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from askchain.config import Settings
 from askchain.db.base import Engine, QueryResult
 from askchain.db.dialects import dialect_label
 from askchain.errors import AskchainError
-from askchain.llm.base import ChatModel
+from askchain.llm.base import ChatModel, track_usage
+from askchain.pipeline.trace import Trace
 
 
 @dataclass
@@ -25,7 +26,8 @@ class Task:
     on_event: Callable[[dict[str, Any]], None] | None = None
     #: Identifies the question's source database under evaluation, so retrieval can exclude its own examples.
     db_id: str | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    #: Where stages record their inputs, outputs, seconds and tokens.
+    trace: Trace | None = None
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.on_event:
@@ -61,10 +63,18 @@ def try_execute(engine: Engine, sql: str) -> tuple[QueryResult | None, str | Non
 
 @contextmanager
 def stage(task: Task, name: str, **data: Any):
-    """Emit start/end events around a stage, with its duration."""
+    """Emit start/end events around a stage and record it in the trace with its seconds and tokens.
+
+    Yields a dict the stage fills with what the trace should keep of its outputs.
+    """
     task.emit({"type": "stage", "stage": name, "status": "start", **data})
     started = time.perf_counter()
+    record: dict[str, Any] = dict(data)
     try:
-        yield
+        with track_usage() as usage:
+            yield record
     finally:
-        task.emit({"type": "stage", "stage": name, "status": "end", "seconds": round(time.perf_counter() - started, 3)})
+        seconds = time.perf_counter() - started
+        if task.trace is not None:
+            task.trace.record(name, seconds, usage.as_dict(), **record)
+        task.emit({"type": "stage", "stage": name, "status": "end", "seconds": round(seconds, 3)})

@@ -5,7 +5,6 @@ function; the graph only wires them, streams an event per stage and records the 
 from __future__ import annotations
 
 import operator
-import time
 from typing import Annotated, Any, Callable, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -15,13 +14,11 @@ from askchain.db.schema import Schema
 from askchain.generation.candidates import GENERATORS, Candidate, GeneratorConfig, dedupe
 from askchain.generation.context import Example, GenerationContext
 from askchain.generation.sql_text import normalize_sql
-from askchain.llm.base import track_usage
 from askchain.pipeline.answer_stage import answer_result
 from askchain.pipeline.context import Task, stage, try_execute
 from askchain.pipeline.methods import Outcome
 from askchain.pipeline.revise import Execution, revision_loop
 from askchain.pipeline.select import Selection, select_best
-from askchain.pipeline.trace import Trace, new_run_id
 from askchain.pipeline.validate import validate_sql
 from askchain.retrieval.schema import estimate_tokens, link_schema
 
@@ -83,7 +80,7 @@ def build_context(task: Task, linked: dict[str, list[str]], value_hints: list[st
 
 # ---- the graph ----------------------------------------------------------------------------------------------------
 
-def build_graph(task: Task, trace: Trace):
+def build_graph(task: Task):
     cfg = task.settings.pipeline
     seed = task.settings.llm.seed
     schema = task.engine.schema()
@@ -93,10 +90,9 @@ def build_graph(task: Task, trace: Trace):
 
     def node(name: str, fn: Callable[[State], tuple[dict, dict]]):
         def run(state: State) -> dict:
-            started = time.perf_counter()
-            with stage(task, name), track_usage() as usage:
-                update, record = fn(state)
-            trace.record(name, time.perf_counter() - started, usage.as_dict(), **record)
+            with stage(task, name) as record:
+                update, outputs = fn(state)
+                record.update(outputs)
             return update
         return run
 
@@ -197,20 +193,17 @@ def _execution_record(ex: Execution) -> dict[str, Any]:
 
 
 def run_pipeline(task: Task) -> Outcome:
-    """The `pipeline` method: the graph run to completion, with its trace saved."""
-    trace = Trace(new_run_id(), task.question, task.engine.name, "pipeline", task.model.model_id)
-    final = build_graph(task, trace).invoke({})
+    """The `pipeline` method: the graph run to completion."""
+    final = build_graph(task).invoke({})
     selection: Selection = final["selection"]
     chosen = selection.chosen
-    if task.settings.pipeline.traces:
-        trace.save(task.settings.paths.data("traces", "x").parent)
     candidates = [_execution_record(ex) for ex in final.get("executions", [])]
     if chosen is None:
-        return Outcome(None, None, "no candidate SQL was produced", candidates, {"run_id": trace.run_id})
+        return Outcome(None, None, "no candidate SQL was produced", candidates)
     error = None if chosen.status == "success" else (chosen.error or ("no rows" if chosen.status == "empty" else chosen.status))
     if chosen.status == "empty":
         error = None  # ran fine: an empty answer is an answer, after revision could not find rows
-    return Outcome(chosen.candidate.sql, chosen.result, error, candidates, {"run_id": trace.run_id, **final.get("answer", {})})
+    return Outcome(chosen.candidate.sql, chosen.result, error, candidates, final.get("answer"))
 
 
 def drawable_graph(settings):
@@ -224,8 +217,7 @@ def drawable_graph(settings):
         def schema(self):
             return Schema([], "sqlite")
 
-    task = Task("", _NoEngine(), ScriptedModel([]), settings)
-    return build_graph(task, Trace("drawing", "", "", "pipeline", "")).get_graph(xray=True)
+    return build_graph(Task("", _NoEngine(), ScriptedModel([]), settings)).get_graph(xray=True)
 
 
 def graph_dot(graph) -> str:

@@ -17,14 +17,16 @@ class Outcome:
     result: QueryResult | None
     error: str | None
     candidates: list[dict[str, Any]] = field(default_factory=list)
-    trace: dict[str, Any] = field(default_factory=dict)
+    #: The answer stage's output ({"answer", "chart"}) when the method ran it itself.
+    answer: dict[str, Any] | None = None
 
 
 def baseline(task: Task) -> Outcome:
-    with stage(task, "generate"):
-        sql = generate_baseline(task)[0]
-    with stage(task, "execute", sql=sql):
+    with stage(task, "generate") as record:
+        sql = record["sql"] = generate_baseline(task)[0]
+    with stage(task, "execute", sql=sql) as record:
         result, error = try_execute(task.engine, sql)
+        record.update(error=error, rows=len(result.rows) if result else 0)
     candidate = {"sql": sql, "generator": "baseline", "error": error}
     return Outcome(sql, result, error, [candidate])
 

@@ -16,23 +16,30 @@ from askchain.pipeline.validate import Findings
 
 def self_consistency(task: Task) -> Outcome:
     cfg = task.settings.pipeline
-    with stage(task, "generate"):
-        samples = generate_baseline(task, temperature=cfg.self_consistency_temperature, n=cfg.self_consistency_n)
+    with stage(task, "generate") as record:
+        samples = record["candidates"] = generate_baseline(
+            task, temperature=cfg.self_consistency_temperature, n=cfg.self_consistency_n
+        )
     candidates = [Candidate(sql, "baseline") for sql in samples]
     ctx = GenerationContext(task.question_text, task.dialect, task.dialect_label, task.schema_text(), task.engine.schema().notes)
-    with stage(task, "revise"):
+    with stage(task, "revise") as record:
         executions = revision_loop(
             candidates, ctx=ctx, model=task.model, key=lambda sql: normalize_sql(sql, task.dialect),
             validate=lambda sql: Findings(), execute=lambda sql: try_execute(task.engine, sql),
             rounds=1, max_revisions=len(candidates), seed=task.settings.llm.seed,
         )
+        record["executions"] = [
+            {"sql": ex.candidate.sql, "generator": ex.candidate.generator, "status": ex.status, "error": ex.error}
+            for ex in executions
+        ]
     # Votes count every sample, duplicates included: that is what makes it a majority.
     weight = {}
     for cand in candidates:
         k = normalize_sql(cand.sql, task.dialect)
         weight[k] = weight.get(k, 0) + 1
-    with stage(task, "select"):
+    with stage(task, "select") as record:
         groups = group_by_result(executions, task.dialect)
+        record["groups"] = [len(g.members) for g in groups]
     records = [{"sql": ex.candidate.sql, "generator": ex.candidate.generator, "status": ex.status, "error": ex.error} for ex in executions]
     if not groups:
         failed = min(executions, key=lambda ex: ({"empty": 0, "error": 1, "invalid": 2}[ex.status], -ex.candidate.round))

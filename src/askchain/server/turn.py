@@ -83,6 +83,7 @@ class _Sink:
     """Lets the pipeline's `stage()` helper report the server's own stages (rewrite, answer) the same way."""
 
     emit: Emit
+    trace: None = None  # the server's own stages are not part of the pipeline run's trace
 
 
 def run_turn(services: Services, request: TurnRequest, emit: Emit) -> None:
