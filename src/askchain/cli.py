@@ -97,6 +97,7 @@ def _add_subcommands() -> None:
         ("askchain.retrieval.cli", "index"),
         ("askchain.server.cli", None),
         ("askchain.pipeline.cli", None),
+        ("askchain.eval.bench", None),
     ):
         try:
             sub = importlib.import_module(module)
