@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from askchain.config import DBSettings
 from askchain.db.base import Engine
 from askchain.errors import DatabaseError
+
+#: A DuckDB file holding all of a domain's tables opens with that domain's engine (its dialect, names, notes).
+DOMAIN_ENGINES: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"blocks", "transactions", "logs", "token_transfers", "traces", "contracts", "tokens", "balances"}),
+     "askchain.domains.ethereum.engine:EthereumEngine"),
+)
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _DUCKDB_MAGIC = b"DUCK"  # at byte offset 8 of a DuckDB file
@@ -52,6 +59,13 @@ def _open_file(path_text: str, limits: DBSettings, engine: str | None, options: 
         from askchain.db.sqlite import SQLiteEngine
 
         return SQLiteEngine(str(path), limits, **options)
-    from askchain.db.duckdb import DuckDBEngine
+    from askchain.db.duckdb import DuckDBEngine, table_names
 
-    return DuckDBEngine(str(path), limits, **options)
+    engine_class = DuckDBEngine
+    names = table_names(path)
+    for required, dotted in DOMAIN_ENGINES:
+        if required <= names:
+            module, _, cls = dotted.partition(":")
+            engine_class = getattr(importlib.import_module(module), cls)
+            break
+    return engine_class(str(path), limits, **options)

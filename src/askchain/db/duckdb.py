@@ -22,6 +22,15 @@ _LOCKED_DOWN = {
 }
 
 
+def table_names(path: Path) -> set[str]:
+    """The tables of a DuckDB file, read through a short-lived locked-down connection."""
+    try:
+        with duckdb.connect(str(path), read_only=True, config=dict(_LOCKED_DOWN)) as conn:
+            return {r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    except duckdb.Error as exc:
+        raise DatabaseError(f"cannot open {path} as a DuckDB database: {str(exc).splitlines()[0]}") from exc
+
+
 @dataclass
 class DuckDBEngine(Engine):
     dialect: str = "duckdb"

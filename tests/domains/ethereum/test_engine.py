@@ -80,3 +80,13 @@ def test_resolve_database_without_db_uses_the_local_dataset(eth_db):
     engine = resolve_database(None, settings)
     assert engine.execute("SELECT COUNT(*) FROM `bigquery-public-data.crypto_ethereum.transactions`").rows[0][0] > 0
     engine.close()
+
+
+def test_a_file_with_the_ethereum_tables_opens_as_the_ethereum_engine(eth_db):
+    from askchain.db import open_database
+
+    engine = open_database(str(eth_db[0]))
+    assert type(engine) is EthereumEngine and engine.query_dialect == "bigquery"
+    rows = engine.execute("SELECT COUNT(*) FROM `bigquery-public-data.crypto_ethereum.blocks`").rows
+    assert rows[0][0] == eth_db[1]["blocks"]
+    engine.close()
