@@ -21,7 +21,7 @@ def ask(
     question: str,
     db: str | Engine | None = None,
     *,
-    method: str = "baseline",
+    method: str | None = None,
     model: str | ChatModel | None = None,
     hint: str = "",
     settings: Settings | None = None,
@@ -38,6 +38,7 @@ def ask(
         raise AskchainError("the question is empty")
     engine = resolve_database(db, settings)
     chat_model = model if isinstance(model, ChatModel) else get_model(model, settings)
+    method = method or settings.pipeline.method
     run = get_method(method)
     trace = Trace(new_run_id(), question.strip(), engine.name, method, chat_model.model_id)
     task = Task(question.strip(), engine, chat_model, settings, hint=hint, on_event=on_event, db_id=db_id, trace=trace)

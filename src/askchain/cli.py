@@ -42,7 +42,7 @@ def print_rows(columns: list[str], rows: list, limit: int = 50, title: str | Non
 def ask(
     question: str = typer.Argument(..., help="The question, in plain English."),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
-    method: str = typer.Option("baseline", "--method", "-m", help="baseline, self-consistency or pipeline."),
+    method: Optional[str] = typer.Option(None, "--method", "-m", help="baseline, self-consistency or pipeline (default: settings, pipeline)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name (see README)."),
     hint: str = typer.Option("", "--hint", help="Extra knowledge for the question (like BIRD's evidence)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),

@@ -61,6 +61,7 @@ class PipelineSettings(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    method: str = "pipeline"
     examples_k: int = 3
     skeleton: str = "rules"
     qdrant_url: str | None = None

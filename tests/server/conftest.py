@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-from pathlib import Path
 
 import pytest
 
-from askchain.config import Settings
+from askchain.config import Settings, shared_data_dir
 from askchain.llm.fake import ScriptedModel
 
 pytest.importorskip("fastapi")
 pytest.importorskip("sse_starlette")
 
 
-def shared_data() -> Path:
-    env = os.environ.get("ASKCHAIN_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
-
-
-CONCERT_SINGER = shared_data() / "spider" / "database" / "concert_singer" / "concert_singer.sqlite"
+CONCERT_SINGER = shared_data_dir() / "spider" / "database" / "concert_singer" / "concert_singer.sqlite"
 
 
 def scripted_reply(request, i: int) -> str:
@@ -68,7 +61,8 @@ def settings(tmp_path) -> Settings:
     return Settings().with_overrides(
         paths={"data_dir": str(tmp_path / "data"), "cache_dir": str(tmp_path / "cache")},
         llm={"cache": False},
-        pipeline={"databases": {"concert_singer": str(CONCERT_SINGER)}, "default_db": "concert_singer"},
+        # the scripted model answers the baseline's prompt; the pipeline's own events are tested with a stand-in method
+        pipeline={"databases": {"concert_singer": str(CONCERT_SINGER)}, "default_db": "concert_singer", "method": "baseline"},
     )
 
 

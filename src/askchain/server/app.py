@@ -114,7 +114,7 @@ def create_app(
         raise ConfigError("max_concurrent must be at least 1")
     slots = Slots(limit)
     executor = ThreadPoolExecutor(max_workers=limit, thread_name_prefix="askchain-answer")
-    default_method = settings.pipeline.get("method", "baseline")
+    default_method = settings.pipeline.method
 
     @asynccontextmanager
     async def lifespan(_: FastAPI):
