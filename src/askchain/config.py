@@ -70,6 +70,8 @@ class PipelineSettings(BaseModel):
     value_retrieval: bool = True
     keywords: str = "rules"
     generators: dict[str, GeneratorSettings] = {}
+    draft_generator: str = "direct"
+    agreement_exit: int = 3
     revision_rounds: int = 5
     max_revisions: int = 6
     selection_max_groups: int = 4

@@ -29,18 +29,32 @@ def test_pipeline_runs_every_stage_and_traces_it(spider_db):
                  settings=settings, on_event=events.append)
     assert result.error is None and "France" in result.sql and result.rows == [[4]]
     started = [e["stage"] for e in events if e.get("status") == "start"]
-    for name in ("examples", "schema_linking", "values", "build_context", "direct", "divide_and_conquer",
+    for name in ("examples", "schema_linking", "values", "build_context", "draft", "divide_and_conquer",
                  "query_plan", "role_play", "synthetic", "revise", "select"):
         assert name in started
     trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
     stages = {s["stage"]: s for s in trace["stages"]}
     generators = {g for s in trace["stages"] for g in [s["stage"]] if s.get("candidates")}
-    assert generators == {"direct", "divide_and_conquer", "query_plan", "role_play", "synthetic"}
+    assert generators == {"draft", "divide_and_conquer", "query_plan", "role_play", "synthetic"}
+    assert stages["draft"]["agreed"] is False
     first_round = stages["revise"]["rounds"][0]
     assert any(ex["status"] == "invalid" for ex in first_round)
     assert len(stages["revise"]["rounds"]) == 2, "the invalid candidate was revised (into an already-run query)"
     assert stages["select"]["chosen"] == result.sql
     assert stages["select"]["reason"] == "tournament" and stages["select"]["matches"]
+
+
+def test_agreeing_drafts_skip_the_other_generators(spider_db):
+    settings = get_settings().with_overrides(pipeline={"examples_k": 0, "value_retrieval": False, "answer": False})
+    model = ScriptedModel(lambda request, i: ["```sql\nSELECT count(*) FROM singer\n```", "SELECT COUNT(*) FROM singer",
+                                              "select count(Singer_ID) from singer"][i])
+    events = []
+    result = ask("How many singers are there?", str(spider_db), method="pipeline", model=model, settings=settings,
+                 on_event=events.append)
+    assert result.rows == [[6]] and len(model.requests) == 1  # three samples, one request, nothing else
+    started = {e["stage"] for e in events if e.get("status") == "start"}
+    assert "draft" in started and "select" in started
+    assert not started & {"divide_and_conquer", "query_plan", "role_play", "synthetic", "revise"}
 
 
 def test_docs_picture_matches_the_code():

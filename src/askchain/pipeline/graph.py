@@ -17,8 +17,8 @@ from askchain.generation.sql_text import normalize_sql
 from askchain.pipeline.answer_stage import answer_result
 from askchain.pipeline.context import Task, stage, try_execute
 from askchain.pipeline.methods import Outcome
-from askchain.pipeline.revise import Execution, revision_loop
-from askchain.pipeline.select import Selection, select_best
+from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
+from askchain.pipeline.select import Selection, result_signature, select_best
 from askchain.pipeline.validate import validate_sql
 from askchain.retrieval.schema import estimate_tokens, link_schema
 
@@ -29,6 +29,8 @@ class State(TypedDict, total=False):
     value_hints: list[str]
     context: GenerationContext
     candidates: Annotated[list[Candidate], operator.add]
+    drafts: list[Execution]
+    agreed: bool
     executions: list[Execution]
     selection: Selection
     answer: dict[str, Any]
@@ -107,15 +109,40 @@ def build_graph(task: Task):
         ctx_graph.add_edge(parallel, "build_context")
     ctx_graph.add_edge("build_context", END)
 
-    # generate_sql subgraph: one node per enabled generator, all from the same context
-    gen_graph = StateGraph(State)
     enabled = [(name, gcfg) for name, gcfg in cfg.generators.items() if gcfg.enabled and gcfg.n > 0 and name in GENERATORS]
-    for i, (name, gcfg) in enumerate(enabled):
+
+    def generator(name: str, gcfg, offset: int):
         gen_cfg = GeneratorConfig(gcfg.n, gcfg.temperature, gcfg.top_p, gcfg.max_tokens, True, dict(gcfg.options))
 
-        def generate(state: State, name=name, gen_cfg=gen_cfg, offset=i):
+        def generate(state: State) -> list[Candidate]:
             made = GENERATORS[name](state["context"], task.model, gen_cfg, seed + 1000 * offset, execute)
             task.emit({"type": "candidates", "generator": name, "sql": [c.sql for c in made]})
+            return made
+        return generate
+
+    # draft: the cheapest generator first; when all its samples already agree on one result, the other
+    # generators would only confirm it, so the graph goes straight to selection (adaptive test-time compute)
+    drafting = [(name, gcfg) for name, gcfg in enabled if name == cfg.draft_generator]
+    draft_sampler = generator(*drafting[0], 0) if drafting else None
+
+    def draft(state: State):
+        made = draft_sampler(state) if draft_sampler else []
+        unique = dedupe(made, task.dialect)
+        executions = execute_candidates(unique, lambda sql: validate_sql(sql, schema), execute)
+        agreed = samples_agree(made, executions, cfg.agreement_exit, task.dialect)
+        return ({"candidates": made, "drafts": executions, "agreed": agreed},
+                {"candidates": [c.sql for c in made], "agreed": agreed,
+                 "executions": [_execution_record(ex) for ex in executions]})
+
+    # generate_sql subgraph: the other generators in parallel, all from the same context
+    gen_graph = StateGraph(State)
+    for i, (name, gcfg) in enumerate(enabled, start=1):
+        if name == cfg.draft_generator:
+            continue
+        sample = generator(name, gcfg, i)
+
+        def generate(state: State, sample=sample):
+            made = sample(state)
             return {"candidates": made}, {"candidates": [c.sql for c in made], "reasoning": [c.reasoning for c in made]}
 
         gen_graph.add_node(name, node(name, generate))
@@ -134,12 +161,13 @@ def build_graph(task: Task):
             unique, ctx=state["context"], model=task.model, key=lambda sql: normalize_sql(sql, task.dialect),
             validate=lambda sql: validate_sql(sql, schema), execute=execute,
             rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions, seed=seed, on_round=on_round,
+            known=state.get("drafts", []),
         )
         return {"executions": executions}, {"unique_candidates": len(unique), "rounds": rounds}
 
     def select(state: State):
         selection = select_best(
-            state["executions"], ctx=state["context"], model=task.model,
+            state.get("executions") or state.get("drafts", []), ctx=state["context"], model=task.model,
             max_groups=cfg.selection_max_groups, majority_margin=cfg.majority_margin, seed=seed,
         )
         chosen = selection.chosen
@@ -162,17 +190,30 @@ def build_graph(task: Task):
 
     graph = StateGraph(State)
     graph.add_node("retrieve_context", ctx_graph.compile())
+    graph.add_node("draft", node("draft", draft))
     graph.add_node("generate_sql", gen_graph.compile())
     graph.add_node("revise", node("revise", revise))
     graph.add_node("select", node("select", select))
     graph.add_node("answer", node("answer", answer))
     graph.add_edge(START, "retrieve_context")
-    graph.add_edge("retrieve_context", "generate_sql")
+    graph.add_edge("retrieve_context", "draft")
+    graph.add_conditional_edges("draft", lambda s: "select" if s.get("agreed") else "generate_sql", ["generate_sql", "select"])
     graph.add_edge("generate_sql", "revise")
     graph.add_edge("revise", "select")
     graph.add_edge("select", "answer")
     graph.add_edge("answer", END)
     return graph.compile()
+
+
+def samples_agree(samples: list[Candidate], executions: list[Execution], needed: int, dialect: str) -> bool:
+    """Whether at least `needed` samples were drawn and every one ran to rows with the same result."""
+    if needed <= 0 or len(samples) < needed:
+        return False
+    by_key = {normalize_sql(ex.candidate.sql, dialect): ex for ex in executions}
+    ran = [by_key.get(normalize_sql(c.sql, dialect)) for c in samples]
+    if any(ex is None or ex.status != "success" for ex in ran):
+        return False
+    return len({result_signature(ex, dialect) for ex in ran}) == 1
 
 
 def _out(key: str, value) -> tuple[dict, dict]:
@@ -197,7 +238,7 @@ def run_pipeline(task: Task) -> Outcome:
     final = build_graph(task).invoke({})
     selection: Selection = final["selection"]
     chosen = selection.chosen
-    candidates = [_execution_record(ex) for ex in final.get("executions", [])]
+    candidates = [_execution_record(ex) for ex in final.get("executions") or final.get("drafts", [])]
     if chosen is None:
         return Outcome(None, None, "no candidate SQL was produced", candidates)
     error = None if chosen.status == "success" else (chosen.error or ("no rows" if chosen.status == "empty" else chosen.status))
@@ -240,6 +281,6 @@ def graph_dot(graph) -> str:
         if ":" not in node_id:
             shape = ', shape=ellipse, fillcolor=white' if label(node_id) in ("start", "end") else ""
             lines.append(f'  "{node_id}" [label="{label(node_id)}"{shape}];')
-    lines += [f'  "{e.source}" -> "{e.target}";' for e in graph.edges]
+    lines += [f'  "{e.source}" -> "{e.target}"{" [style=dashed]" if e.conditional else ""};' for e in graph.edges]
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -81,9 +81,14 @@ def revision_loop(
     max_revisions: int = 8,
     seed: int = 42,
     on_round: Callable[[int, list[Execution]], None] | None = None,
+    known: list[Execution] = (),
 ) -> list[Execution]:
-    """Every execution made, in order; revision stops when nothing failed, the rounds or the budget run out."""
-    executed: dict[str, Execution] = {}
+    """Every execution made, in order; revision stops when nothing failed, the rounds or the budget run out.
+
+    `known` are executions made earlier (e.g. of draft candidates): they are not run again, and the failed
+    ones are revised in the first round with the rest.
+    """
+    executed: dict[str, Execution] = {key(ex.candidate.sql): ex for ex in known}
     pending = candidates
     revisions = 0
     for round_no in range(rounds + 1):
@@ -93,8 +98,10 @@ def revision_loop(
             if k not in executed and k not in {key(c.sql) for c in fresh}:
                 fresh.append(cand)
         results = execute_candidates(fresh, validate, execute)
-        for cand, ex in zip(fresh, results):
-            executed[key(cand.sql)] = ex
+        if round_no == 0:
+            results = list(known) + results
+        for ex in results:
+            executed.setdefault(key(ex.candidate.sql), ex)
         if on_round:
             on_round(round_no, results)
         failed = [ex for ex in results if ex.failed]
