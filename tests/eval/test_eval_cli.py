@@ -56,6 +56,6 @@ def test_report_command_rerenders_a_results_folder(spider, tmp_path):
 
 @pytest.mark.llm
 def test_smoke_run_with_the_embedded_model(tmp_path):
-    done = _askchain("eval", "spider", "--limit", "2", "--seed", "7", "--out", str(tmp_path))
+    done = _askchain("eval", "spider", "--limit", "2", "--seed", "7", "--method", "baseline", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "report.md").is_file()
