@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from decimal import Decimal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +81,7 @@ class DuckDBEngine(Engine):
             return []
         c = column.replace('"', '""')
         rows = cur.execute(f'SELECT DISTINCT "{c}" FROM (SELECT "{c}" FROM "{table}" LIMIT 1000) WHERE "{c}" IS NOT NULL LIMIT 3').fetchall()
-        return [r[0] if isinstance(r[0], (int, float, str)) or r[0] is None else str(r[0]) for r in rows]
+        return [r[0] if isinstance(r[0], (int, float, str, Decimal)) or r[0] is None else str(r[0]) for r in rows]
 
     def example_rows(self, table: str, limit: int = 3) -> list[tuple]:
         q = table.replace('"', '""')

@@ -98,7 +98,7 @@ class Schema:
             for col in table.columns:
                 note = []
                 if col.description:
-                    note.append(col.description)
+                    note.append(_short(col.description))
                 if col.examples:
                     note.append("e.g. " + _examples(col.examples))
                 comment = f"  -- {'; '.join(note)}" if note else ""
@@ -112,7 +112,7 @@ class Schema:
                 )
             if lines:
                 lines[-1] = _drop_trailing_comma(lines[-1])
-            header = f"-- {table.description}\n" if table.description else ""
+            header = f"-- {_first_sentence(table.description, 200)}\n" if table.description else ""
             if table.row_count is not None:
                 header += f"-- {table.row_count} rows\n"
             block = f"{header}CREATE TABLE {_quote(table.display_name, table.query_name is not None)} (\n" + "\n".join(lines) + "\n);"
@@ -154,10 +154,38 @@ def _drop_trailing_comma(line: str) -> str:
 
 
 def _examples(values: list[Any]) -> str:
-    """Example values for a prompt: long ones (hashes, addresses, blobs) only show their format, once."""
+    """Example values for a prompt, spending few tokens where they say little: long strings (hashes,
+    addresses) and large numbers show their format or magnitude once; small codes and names all show."""
+    values = [_plain(v) for v in values]
     if any(isinstance(v, str) and len(v) > 40 for v in values):
         return _literal(str(values[0])[:18] + "…")
+    if any(isinstance(v, (int, float)) and abs(v) >= 10_000 for v in values) or _looks_like_time(values[0]):
+        return _literal(values[0])
     return ", ".join(_literal(v) for v in values)
+
+
+def _plain(value: Any) -> Any:
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def _looks_like_time(value: Any) -> bool:
+    return isinstance(value, str) and len(value) >= 10 and value[4:5] == "-" and value[7:8] == "-"
+
+
+def _first_sentence(text: str, limit: int = 200) -> str:
+    """A table's description is cut to its first sentence: the rest rarely changes the SQL and costs tokens."""
+    first = text.strip().split("\n")[0]
+    cut = first.find(". ")
+    return _short(first[: cut + 1] if cut > 0 else first, limit)
+
+
+def _short(text: str, limit: int = 140) -> str:
+    first = " ".join(text.split())
+    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def _literal(value: Any) -> str:
