@@ -110,6 +110,11 @@ _WORDS = ("Moon Pepe Doge Shiba Based Turbo Giga Chad Frog Cat Neko Mega Ultra H
           "Rocket Lambo Diamond Laser Wojak Bobo Kek Honk Yield Stable Liquid Restaked Points Agent Neural Pixel Punk "
           "Ape Bear Bull Ether Gas Blob Layer Rollup Nova Orbit Solar Lunar Astro Cyber Vault Prime Zen Koi").split()
 
+#: Smaller block builders behind the named ones: the first takes this share of blocks, each next one this fraction less.
+SMALL_BUILDERS = 8
+SMALL_BUILDER_SHARE = 0.015
+SMALL_BUILDER_DECAY = 0.8
+
 
 @lru_cache(maxsize=1)
 def well_known() -> dict:
@@ -253,10 +258,13 @@ def simulate(*, days: int, end: date, scale: float, seed: int, progress_step=lam
     new0 = old0 + n_old
 
     # ---- blocks ----
-    shares = np.array([b["share"] for b in wk["fee_recipients"]])
+    # The named builders, then a geometric tail of smaller builders (so a top-10 has no ties), then solo stakers.
+    named_shares = [b["share"] for b in wk["fee_recipients"]]
+    tail_shares = [SMALL_BUILDER_SHARE * SMALL_BUILDER_DECAY**k for k in range(SMALL_BUILDERS)]
+    shares = np.array(named_shares + tail_shares)
+    recipients = np.array([named[b["address"]] for b in wk["fee_recipients"]] + list(rng.choice(n_eoa, SMALL_BUILDERS, replace=False)))
     solo = rng.random(n_blocks) < 1 - shares.sum()
-    miner = np.where(solo, rng.integers(0, n_eoa, n_blocks),
-                     np.array([named[b["address"]] for b in wk["fee_recipients"]])[rng.choice(len(shares), n_blocks, p=shares / shares.sum())])
+    miner = np.where(solo, rng.integers(0, n_eoa, n_blocks), recipients[rng.choice(len(shares), n_blocks, p=shares / shares.sum())])
     blocks = dict(idx=np.arange(n_blocks), number=numbers, ts=ts, base_fee=base_fee, gas_used=gas_used, tx_count=counts,
                   miner=miner, solo=solo.astype(np.int8), blob_gas=blob_gas, excess_blob=excess)
 
