@@ -47,29 +47,36 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 @pytest.fixture(scope="module")
-def openai_server(settings):
+def openai_server(settings, tmp_path_factory):
     path = get_model("qwen2.5-coder-0.5b", settings).path
     port = _free_port()
+    log_path = tmp_path_factory.mktemp("openai-server") / "server.log"
+    log = open(log_path, "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1", "--port", str(port),
          "--n_ctx", "2048", "--model_alias", "qwen-0.5b"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=log, stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}/v1"
     try:
-        for _ in range(120):
-            try:
-                if httpx.get(f"{base}/models", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("llama_cpp.server did not start")
+        deadline = time.monotonic() + 120
+        while not _answers(f"{base}/models"):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("llama_cpp.server did not start:\n" + log_path.read_text()[-2000:])
+            time.sleep(0.5)
         yield base
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+        log.close()
 
 
 def test_openai_provider_against_a_local_compatible_server(openai_server, settings, monkeypatch):

@@ -14,14 +14,15 @@ def test_pipeline_with_the_embedded_model(spider_db):
     settings = get_settings().with_overrides(
         llm={"cache": False},
         # the full few-shot index takes minutes to embed; its retrieval is tested on a small pool in tests/retrieval
-        pipeline={"examples_k": 0, "answer": True},
+        # and agreement_exit 0 runs every generator even when the drafts agree (the early exit is tested with the fake)
+        pipeline={"examples_k": 0, "answer": True, "agreement_exit": 0},
     )
     result = ask("How many singers are from France?", str(spider_db), method="pipeline", model="qwen2.5-coder-1.5b", settings=settings)
     assert result.error is None and result.rows == [[4]]
     assert result.answer and "4" in result.answer
     trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
     stages = [s["stage"] for s in trace["stages"]]
-    for name in ("values", "build_context", "direct", "divide_and_conquer", "query_plan", "role_play", "synthetic", "revise", "select", "answer"):
+    for name in ("values", "build_context", "draft", "divide_and_conquer", "query_plan", "role_play", "synthetic", "revise", "select", "answer"):
         assert name in stages
     made = {s["stage"] for s in trace["stages"] if s.get("candidates")}
     assert {"divide_and_conquer", "query_plan", "role_play"} <= made
