@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from pathlib import Path
 
-from askchain.errors import ConfigError, require
+from askchain.errors import ConfigError
 from askchain.llm.base import ChatModel, ChatRequest, RawSample
 
 _loaded: dict[tuple[str, int], object] = {}
 _load_lock = threading.Lock()
 
 
+@atexit.register
+def _close_models() -> None:
+    """Free the models before interpreter shutdown tears down the modules llama.cpp's finaliser needs."""
+    while _loaded:
+        _, llama = _loaded.popitem()
+        llama.close()
+
+
 def _load(path: Path, context_tokens: int, threads: int | None):
-    llama_cpp = require("llama_cpp", "embedded")
+    import llama_cpp  # a core dependency, imported on first use: loading it is slow
     key = (str(path), context_tokens)
     with _load_lock:
         if key not in _loaded:
