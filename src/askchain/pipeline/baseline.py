@@ -1,25 +1,24 @@
-"""The baseline: one prompt (schema and instructions first, question last) -> SQL -> safe execution."""
+"""The baseline: one prompt (schema and instructions first, question last) -> SQL -> safe execution.
+
+It is the pipeline's `direct` prompt without retrieved examples or value hints, so the baseline, its
+self-consistency variant and their revisions share one cached prompt prefix.
+"""
 
 from __future__ import annotations
 
+from askchain.generation.context import GenerationContext
 from askchain.generation.sql_text import extract_sql
 from askchain.pipeline.context import Task
-from askchain.prompts import load_prompt
 
 
-def baseline_messages(task: Task):
-    return load_prompt("askchain.pipeline", "baseline").render(
-        dialect_label=task.dialect_label,
-        schema=task.schema_text(),
-        notes=task.notes_text(),
-        question=task.question_text,
-    )
+def plain_context(task: Task) -> GenerationContext:
+    return GenerationContext(task.question_text, task.dialect, task.dialect_label, task.schema_text(), task.engine.schema().notes)
 
 
 def generate_baseline(task: Task, *, temperature: float = 0.0, n: int = 1, seed: int | None = None) -> list[str]:
     """Candidate SQL from the baseline prompt: greedy by default, `n` samples when temperature > 0."""
     completion = task.model.complete(
-        baseline_messages(task),
+        plain_context(task).messages("askchain.generation", "direct"),
         temperature=temperature,
         top_p=0.95 if temperature else 1.0,
         max_tokens=400,

@@ -48,10 +48,6 @@ class Task:
     def schema_text(self) -> str:
         return self.engine.schema().ddl()
 
-    def notes_text(self) -> str:
-        notes = self.engine.schema().notes
-        return f"\n{notes.strip()}\n" if notes else ""
-
 
 def try_execute(engine: Engine, sql: str) -> tuple[QueryResult | None, str | None]:
     """Run SQL through the safe executor; a refusal or failure becomes an error string, never an exception."""

@@ -5,6 +5,7 @@ function; the graph only wires them, streams an event per stage and records the 
 from __future__ import annotations
 
 import operator
+from dataclasses import replace
 from typing import Annotated, Any, Callable, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -15,6 +16,7 @@ from askchain.generation.candidates import GENERATORS, Candidate, GeneratorConfi
 from askchain.generation.context import Example, GenerationContext
 from askchain.generation.sql_text import normalize_sql
 from askchain.pipeline.answer_stage import answer_result
+from askchain.pipeline.baseline import plain_context
 from askchain.pipeline.context import Task, stage, try_execute
 from askchain.pipeline.methods import Outcome
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
@@ -72,12 +74,9 @@ def find_values(task: Task, cfg: PipelineSettings) -> list[str]:
 
 
 def build_context(task: Task, linked: dict[str, list[str]], value_hints: list[str], examples: list[Example]) -> GenerationContext:
-    schema: Schema = task.engine.schema()
-    shown = schema.subset(linked) if linked else schema
-    return GenerationContext(
-        question=task.question_text, dialect=task.dialect, dialect_label=task.dialect_label,
-        schema_text=shown.ddl(), notes=schema.notes, value_hints=value_hints, examples=examples,
-    )
+    """The baseline's context, narrowed to the linked schema and enriched with value hints and examples."""
+    shown = task.engine.schema().subset(linked).ddl() if linked else task.schema_text()
+    return replace(plain_context(task), schema_text=shown, value_hints=value_hints, examples=examples)
 
 
 # ---- the graph ----------------------------------------------------------------------------------------------------

@@ -4,9 +4,8 @@ and a majority vote over execution results. The pipeline must earn its extra mac
 from __future__ import annotations
 
 from askchain.generation.candidates import Candidate
-from askchain.generation.context import GenerationContext
 from askchain.generation.sql_text import normalize_sql
-from askchain.pipeline.baseline import generate_baseline
+from askchain.pipeline.baseline import generate_baseline, plain_context
 from askchain.pipeline.context import Task, stage, try_execute
 from askchain.pipeline.methods import Outcome
 from askchain.pipeline.revise import revision_loop
@@ -21,7 +20,7 @@ def self_consistency(task: Task) -> Outcome:
             task, temperature=cfg.self_consistency_temperature, n=cfg.self_consistency_n
         )
     candidates = [Candidate(sql, "baseline") for sql in samples]
-    ctx = GenerationContext(task.question_text, task.dialect, task.dialect_label, task.schema_text(), task.engine.schema().notes)
+    ctx = plain_context(task)
     with stage(task, "revise") as record:
         executions = revision_loop(
             candidates, ctx=ctx, model=task.model, key=lambda sql: normalize_sql(sql, task.dialect),
