@@ -22,30 +22,19 @@ class OpenAIModel(ChatModel):
             raise ConfigError("the openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")
         self._client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=2)
         self._errors = (openai.OpenAIError,)
+        self._format = 0  # index into SCHEMA_FORMATS
+
+    # How servers take a JSON schema: OpenAI and vLLM the standard way, llama.cpp's server as a json_object schema.
+    SCHEMA_FORMATS = (
+        lambda schema: {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}},
+        lambda schema: {"type": "json_object", "schema": schema},
+    )
 
     def _sample(self, request: ChatRequest) -> list[RawSample]:
-        extra = {}
-        if request.json_schema:
-            extra["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "schema": request.schema},
-            }
         samples = []
         # One request per sample: not every compatible server honours `n`.
         for i in range(request.n):
-            try:
-                out = self._client.chat.completions.create(
-                    model=self.name,
-                    messages=request.message_dicts,
-                    temperature=request.temperature,
-                    top_p=request.top_p,
-                    max_tokens=request.max_tokens,
-                    stop=list(request.stop) or None,
-                    seed=request.seed + i,
-                    **extra,
-                )
-            except self._errors as exc:
-                raise ConfigError(f"{self.model_id}: {str(exc).splitlines()[0]}") from exc
+            out = self._create(request, seed=request.seed + i)
             usage = out.usage
             samples.append(
                 RawSample(
@@ -55,3 +44,26 @@ class OpenAIModel(ChatModel):
                 )
             )
         return samples
+
+    def _create(self, request: ChatRequest, seed: int):
+        formats = list(range(self._format, len(self.SCHEMA_FORMATS))) if request.json_schema else [None]
+        for n, fmt in enumerate(formats):
+            extra = {"response_format": self.SCHEMA_FORMATS[fmt](request.schema)} if fmt is not None else {}
+            try:
+                out = self._client.chat.completions.create(
+                    model=self.name,
+                    messages=request.message_dicts,
+                    temperature=request.temperature,
+                    top_p=request.top_p,
+                    max_tokens=request.max_tokens,
+                    stop=list(request.stop) or None,
+                    seed=seed,
+                    **extra,
+                )
+            except self._errors as exc:
+                if fmt is not None and n + 1 < len(formats) and "response_format" in str(exc):
+                    continue  # this server wants the schema in another form: remember the one that works
+                raise ConfigError(f"{self.model_id}: {str(exc).splitlines()[0]}") from exc
+            if fmt is not None:
+                self._format = fmt
+            return out
