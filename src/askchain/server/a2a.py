@@ -74,16 +74,9 @@ class A2ASchema(BaseModel):
 class A2ARequest(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
     task_id: Union[Annotated[str, StringConstraints(max_length=200)], int, None] = None
-    question: str = Field(min_length=1, max_length=4000)
+    question: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
     db_schema: A2ASchema = Field(alias="schema")
     dialect: str | None = Field(None, max_length=40)
-
-    @field_validator("question")
-    @classmethod
-    def _not_blank(cls, question: str) -> str:
-        if not question.strip():
-            raise ValueError("the question is empty")
-        return question.strip()
 
     _dialect = field_validator("dialect")(_dialect_name)
 

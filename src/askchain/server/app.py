@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from dataclasses import asdict
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Annotated, Any, AsyncIterator, Callable
 
 from askchain.config import Settings, get_settings
 from askchain.errors import AskchainError, ConfigError, DatabaseError, DatasetError, require
@@ -38,7 +38,7 @@ from fastapi import FastAPI, Request  # noqa: E402
 from fastapi import Path as PathParam  # noqa: E402
 from fastapi.responses import FileResponse, JSONResponse  # noqa: E402
 from fastapi.staticfiles import StaticFiles  # noqa: E402
-from pydantic import BaseModel, ConfigDict, Field, field_validator  # noqa: E402
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator  # noqa: E402
 from sse_starlette.sse import EventSourceResponse  # noqa: E402
 
 log = logging.getLogger("askchain.server")
@@ -53,18 +53,11 @@ _END = object()
 
 class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    question: str = Field(min_length=1, max_length=2000)
+    question: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
     db: str | None = Field(None, pattern=DB_NAME)
     thread_id: str | None = Field(None, pattern=THREAD_ID)
     method: str | None = Field(None, max_length=40)
     model: str | None = Field(None, min_length=1, max_length=120)
-
-    @field_validator("question")
-    @classmethod
-    def _not_blank(cls, question: str) -> str:
-        if not question.strip():
-            raise ValueError("the question is empty")
-        return question.strip()
 
     @field_validator("method")
     @classmethod
