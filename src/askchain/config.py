@@ -23,7 +23,7 @@ class LLMSettings(BaseModel):
     cache: bool = True
     seed: int = 42
     threads: int | None = None
-    context_tokens: int = 8192
+    context_tokens: int | None = None
 
 
 class DBSettings(BaseModel):

@@ -87,3 +87,12 @@ def test_openai_provider_against_a_local_compatible_server(openai_server, settin
     assert reply.usage.completion_tokens > 0
     structured = model.complete([{"role": "user", "content": "Which table holds singers?"}], max_tokens=60, response_model=Answer)
     assert isinstance(structured.parsed[0], Answer)
+
+
+def test_a_prompt_longer_than_the_context_is_a_one_line_error():
+    from askchain.errors import ConfigError
+
+    small = get_settings().with_overrides(llm={"cache": False, "context_tokens": 256})
+    model = get_model("qwen2.5-coder-0.5b", small)
+    with pytest.raises(ConfigError, match="does not fit the 256-token context"):
+        model.complete([{"role": "user", "content": "SELECT 1; " * 300}], max_tokens=8)

@@ -63,15 +63,7 @@ class LlamaCppModel(ChatModel):
         with self._lock:
             llama = self.llama
             for i in range(request.n):
-                out = llama.create_chat_completion(
-                    messages=request.message_dicts,
-                    temperature=request.temperature,
-                    top_p=request.top_p,
-                    max_tokens=request.max_tokens,
-                    stop=list(request.stop) or None,
-                    seed=request.seed + i,
-                    response_format=response_format,
-                )
+                out = self._complete_one(llama, request, response_format, seed=request.seed + i)
                 usage = out["usage"]
                 samples.append(
                     RawSample(
@@ -81,3 +73,22 @@ class LlamaCppModel(ChatModel):
                     )
                 )
         return samples
+
+    def _complete_one(self, llama, request: ChatRequest, response_format, seed: int) -> dict:
+        try:
+            return llama.create_chat_completion(
+                messages=request.message_dicts,
+                temperature=request.temperature,
+                top_p=request.top_p,
+                max_tokens=request.max_tokens,
+                stop=list(request.stop) or None,
+                seed=seed,
+                response_format=response_format,
+            )
+        except ValueError as exc:
+            if "context window" not in str(exc):
+                raise
+            raise ConfigError(
+                f"{self.model_id}: the prompt does not fit the {self.context_tokens}-token context "
+                "(raise llm.context_tokens, or let schema linking shorten the schema)"
+            ) from exc

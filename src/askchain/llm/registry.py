@@ -41,13 +41,13 @@ def _build(name: str, settings: Settings, cache) -> ChatModel:
     if spec:
         weights = EmbeddedWeights(**spec["embedded"])
         path = weights.assemble(settings.paths.cache("models", "x").parent)
-        context = settings.llm.context_tokens or spec.get("context_tokens", 8192)
+        context = settings.llm.context_tokens or spec["context_tokens"]
         return LlamaCppModel(path, name=name, context_tokens=context, threads=settings.llm.threads, cache=cache)
     if name.endswith(".gguf"):
         path = Path(name).expanduser()
         if not path.is_file():
             raise ConfigError(f"model file {path} does not exist")
-        return LlamaCppModel(path, name=path.name, context_tokens=settings.llm.context_tokens, threads=settings.llm.threads, cache=cache)
+        return LlamaCppModel(path, name=path.name, context_tokens=settings.llm.context_tokens or 8192, threads=settings.llm.threads, cache=cache)
     provider, _, model = name.partition(":")
     if provider == "openai" and model:
         from askchain.llm.openai_compat import OpenAIModel
