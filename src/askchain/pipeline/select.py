@@ -89,7 +89,7 @@ def select_best(
     """`majority_margin` > 0 skips the tournament when the largest group is that many times the next one."""
     groups = group_by_result(executions, ctx.dialect)
     if not groups:
-        return Selection(_best_failure(executions), [], [], "no candidate succeeded")
+        return Selection(best_failure(executions), [], [], "no candidate succeeded")
     if len(groups) == 1:
         return Selection(groups[0].representative, groups, [], "all successful candidates agree")
     top = groups[:max_groups]
@@ -116,7 +116,7 @@ def select_best(
     return Selection(best.representative, groups, matches, "tournament")
 
 
-def _best_failure(executions: list[Execution]) -> Execution | None:
+def best_failure(executions: list[Execution]) -> Execution | None:
     """Nothing succeeded: prefer a query that ran (empty result) over one that failed, later rounds first."""
     if not executions:
         return None

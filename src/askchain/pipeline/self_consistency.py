@@ -9,7 +9,7 @@ from askchain.pipeline.baseline import generate_baseline, plain_context
 from askchain.pipeline.context import Task, stage, try_execute
 from askchain.pipeline.methods import Outcome
 from askchain.pipeline.revise import revision_loop
-from askchain.pipeline.select import group_by_result
+from askchain.pipeline.select import best_failure, group_by_result
 from askchain.pipeline.validate import Findings
 
 
@@ -41,7 +41,7 @@ def self_consistency(task: Task) -> Outcome:
         record["groups"] = [len(g.members) for g in groups]
     records = [{"sql": ex.candidate.sql, "generator": ex.candidate.generator, "status": ex.status, "error": ex.error} for ex in executions]
     if not groups:
-        failed = min(executions, key=lambda ex: ({"empty": 0, "error": 1, "invalid": 2}[ex.status], -ex.candidate.round))
+        failed = best_failure(executions)
         error = None if failed.status == "empty" else failed.error
         return Outcome(failed.candidate.sql, failed.result, error, records)
     best = max(groups, key=lambda g: sum(weight.get(normalize_sql(ex.candidate.sql, task.dialect), 1) for ex in g.members))
