@@ -96,3 +96,23 @@ def test_a_prompt_longer_than_the_context_is_a_one_line_error():
     model = get_model("qwen2.5-coder-0.5b", small)
     with pytest.raises(ConfigError, match="does not fit the 256-token context"):
         model.complete([{"role": "user", "content": "SELECT 1; " * 300}], max_tokens=8)
+
+
+SINGERS = [{"role": "user", "content": "Write SQLite SQL listing the names of singers older than 30 from table singer(name, age)."}]
+
+
+def test_samples_decoded_together_match_sequential_decoding(settings):
+    model = get_model("qwen2.5-coder-0.5b", settings)
+    alone = model.complete(SINGERS, max_tokens=30).text
+    together = model.complete(SINGERS, max_tokens=30, n=3)
+    assert together.texts == [alone] * 3  # greedy: the same logits whether decoded alone or side by side
+    assert together.usage.prompt_tokens == model.complete(SINGERS, max_tokens=30).usage.prompt_tokens  # evaluated once
+    assert model.complete(SINGERS, max_tokens=30).text == alone  # the KV cache is left holding just the prompt
+
+
+def test_sampled_batches_are_diverse_and_stop_at_stop_strings(settings):
+    model = get_model("qwen2.5-coder-0.5b", settings)
+    reply = model.complete(SINGERS, temperature=1.0, top_p=0.95, max_tokens=40, n=5, stop=[";"], seed=3)
+    assert len(reply.texts) == 5 and len(set(reply.texts)) > 1
+    assert all(";" not in text for text in reply.texts)
+    assert reply.usage.completion_tokens > 5

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import threading
 from pathlib import Path
 
 from askchain.errors import ConfigError
 from askchain.llm.base import ChatModel, ChatRequest, RawSample
+from askchain.llm.llamacpp_batch import PARALLEL_SEQUENCES, chat_prompt_tokens, context_params_for_batches, sample_batch
 
 _loaded: dict[tuple[str, int], object] = {}
 _load_lock = threading.Lock()
@@ -37,7 +39,20 @@ def _load(path: Path, context_tokens: int, threads: int | None):
                 )
             except ValueError as exc:
                 raise ConfigError(f"llama.cpp cannot load {path}: {exc}") from exc
+            _allow_parallel_sequences(_loaded[key])
         return _loaded[key]
+
+
+def _allow_parallel_sequences(llama) -> None:
+    """Recreate the context so it can decode several sequences at once (`Llama()` offers no such option)."""
+    from llama_cpp import _internals
+
+    context_params_for_batches(llama.context_params)
+    single = llama._ctx
+    llama._ctx = llama._stack.enter_context(
+        contextlib.closing(_internals.LlamaContext(model=llama._model, params=llama.context_params, verbose=False))
+    )
+    single.close()
 
 
 class LlamaCppModel(ChatModel):
@@ -62,6 +77,8 @@ class LlamaCppModel(ChatModel):
         samples = []
         with self._lock:
             llama = self.llama
+            if request.n > 1 and not request.json_schema:
+                return self._sample_together(llama, request)
             for i in range(request.n):
                 out = self._complete_one(llama, request, response_format, seed=request.seed + i)
                 usage = out["usage"]
@@ -74,8 +91,25 @@ class LlamaCppModel(ChatModel):
                 )
         return samples
 
+    def _sample_together(self, llama, request: ChatRequest) -> list[RawSample]:
+        """Several plain-text samples decoded in one batch; the prompt is evaluated (and counted) once."""
+        prompt = chat_prompt_tokens(llama, request.message_dicts)
+        samples = []
+        for first in range(0, request.n, PARALLEL_SEQUENCES):
+            count = min(PARALLEL_SEQUENCES, request.n - first)
+            with self._context_errors():
+                outputs = sample_batch(
+                    llama, prompt, n=count, temperature=request.temperature, top_p=request.top_p,
+                    max_tokens=request.max_tokens, stop=request.stop, seed=request.seed + first,
+                )
+            samples += [
+                RawSample(text=text, prompt_tokens=len(prompt) if first + i == 0 else 0, completion_tokens=tokens)
+                for i, (text, tokens) in enumerate(outputs)
+            ]
+        return samples
+
     def _complete_one(self, llama, request: ChatRequest, response_format, seed: int) -> dict:
-        try:
+        with self._context_errors():
             return llama.create_chat_completion(
                 messages=request.message_dicts,
                 temperature=request.temperature,
@@ -85,6 +119,11 @@ class LlamaCppModel(ChatModel):
                 seed=seed,
                 response_format=response_format,
             )
+
+    @contextlib.contextmanager
+    def _context_errors(self):
+        try:
+            yield
         except ValueError as exc:
             if "context window" not in str(exc):
                 raise
