@@ -71,11 +71,11 @@ class PipelineSettings(BaseModel):
     keywords: str = "rules"
     generators: dict[str, GeneratorSettings] = {}
     draft_generator: str = "direct"
-    agreement_exit: int = 3
+    agreement_exit: int = 4
     revision_rounds: int = 5
-    max_revisions: int = 6
-    selection_max_groups: int = 4
-    majority_margin: float = 0
+    max_revisions: int = 4
+    selection_max_groups: int = 3
+    majority_margin: float = 2
     self_consistency_n: int = 6
     self_consistency_temperature: float = 0.8
     answer: bool = True

@@ -8,6 +8,7 @@ from askchain.generation.context import GenerationContext
 from askchain.generation.sql_text import extract_sql, normalize_sql
 from askchain.llm.fake import ScriptedModel
 from askchain.pipeline.context import try_execute
+from askchain.pipeline.graph import draft_agrees
 from askchain.pipeline.revise import revision_loop
 from askchain.pipeline.select import group_by_result, select_best
 from askchain.pipeline.validate import validate_sql
@@ -154,3 +155,25 @@ def test_nothing_succeeded_returns_the_best_failure(engine, ctx):
     execs = _executions(engine, ctx, ["SELECT nope FROM singer", "SELECT Name FROM singer WHERE Age > 1000"])
     sel = select_best(execs, ctx=ctx, model=ScriptedModel([]))
     assert sel.chosen.status == "empty" and sel.reason == "no candidate succeeded"
+
+
+def test_duplicate_samples_vote_and_a_clear_majority_needs_no_tournament(engine, ctx):
+    samples = ["SELECT count(*) FROM singer"] * 2 + ["SELECT COUNT(*) FROM singer", "SELECT count(*) FROM singer WHERE Age > 40"]
+    unique = dedupe([Candidate(s, "direct") for s in samples], "sqlite")
+    assert [c.votes for c in unique] == [3, 1]
+    execs = revision_loop(unique, ctx=ctx, model=ScriptedModel([]), key=lambda s: s,
+                          validate=lambda s: validate_sql(s, engine.schema()), execute=lambda s: try_execute(engine, s), rounds=0)
+    assert [g.votes for g in group_by_result(execs, "sqlite")] == [3, 1]
+    model = ScriptedModel([])
+    sel = select_best(execs, ctx=ctx, model=model, majority_margin=3)
+    assert sel.reason == "clear majority" and "WHERE" not in sel.chosen.candidate.sql and not model.requests
+    assert select_best(execs, ctx=ctx, model=ScriptedModel(['{"winner": "A"}']), majority_margin=4).reason == "tournament"
+
+
+@pytest.mark.parametrize("needed, agrees", [(0, False), (2, True), (3, True), (4, False)])
+def test_the_draft_agrees_when_enough_samples_share_one_result(engine, ctx, needed, agrees):
+    samples = ["SELECT count(*) FROM singer", "SELECT COUNT(*) FROM singer", "SELECT count(Name) FROM singer", "SELECT nope FROM singer"]
+    execs = revision_loop(dedupe([Candidate(s, "direct") for s in samples], "sqlite"), ctx=ctx, model=ScriptedModel([]),
+                          key=lambda s: s, validate=lambda s: validate_sql(s, engine.schema()),
+                          execute=lambda s: try_execute(engine, s), rounds=0)
+    assert draft_agrees(execs, needed, "sqlite") is agrees

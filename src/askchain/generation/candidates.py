@@ -6,7 +6,7 @@ each strategy here reasons in a few comment lines or a small JSON object and is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Literal
 
 from pydantic import BaseModel
@@ -26,6 +26,7 @@ class Candidate:
     reasoning: str = ""
     parent: str | None = None  # the SQL this one revises
     round: int = 0
+    votes: int = 1  # samples that wrote this same query (after de-duplication)
 
     def key(self, dialect: str) -> str:
         return normalize_sql(self.sql, dialect)
@@ -168,16 +169,14 @@ GENERATORS: dict[str, Callable] = {
 
 
 def dedupe(candidates: list[Candidate], dialect: str) -> list[Candidate]:
-    """Merge candidates by their normalised sqlglot form, keeping the first of each."""
-    seen: set[str] = set()
-    unique = []
+    """Merge candidates by their normalised sqlglot form, keeping the first of each with the votes of all."""
+    unique: dict[str, Candidate] = {}
     for cand in candidates:
         if not cand.sql.strip():
             continue
         key = cand.key(dialect)
-        if key not in seen:
-            seen.add(key)
-            unique.append(cand)
-    return unique
+        kept = unique.get(key)
+        unique[key] = cand if kept is None else replace(kept, votes=kept.votes + cand.votes)
+    return list(unique.values())
 
 

@@ -20,7 +20,7 @@ from askchain.pipeline.baseline import plain_context
 from askchain.pipeline.context import Task, stage, try_execute
 from askchain.pipeline.methods import Outcome
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
-from askchain.pipeline.select import Selection, result_signature, select_best
+from askchain.pipeline.select import Selection, group_by_result, select_best
 from askchain.pipeline.validate import validate_sql
 from askchain.retrieval.schema import estimate_tokens, link_schema
 
@@ -119,7 +119,7 @@ def build_graph(task: Task):
             return made
         return generate
 
-    # draft: the cheapest generator first; when all its samples already agree on one result, the other
+    # draft: the cheapest generator first; when enough of its samples already agree on one result, the other
     # generators would only confirm it, so the graph goes straight to selection (adaptive test-time compute)
     drafting = [(name, gcfg) for name, gcfg in enabled if name == cfg.draft_generator]
     draft_sampler = generator(*drafting[0], 0) if drafting else None
@@ -128,10 +128,10 @@ def build_graph(task: Task):
         made = draft_sampler(state) if draft_sampler else []
         unique = dedupe(made, task.dialect)
         executions = execute_candidates(unique, lambda sql: validate_sql(sql, schema), execute)
-        agreed = samples_agree(made, executions, cfg.agreement_exit, task.dialect)
+        agreed = draft_agrees(executions, cfg.agreement_exit, task.dialect)
         return ({"candidates": made, "drafts": executions, "agreed": agreed},
                 {"candidates": [c.sql for c in made], "agreed": agreed,
-                 "executions": [_execution_record(ex) for ex in executions]})
+                 "executions": [ex.record() for ex in executions]})
 
     # generate_sql subgraph: the other generators in parallel, all from the same context
     gen_graph = StateGraph(State)
@@ -153,7 +153,7 @@ def build_graph(task: Task):
         rounds = []
 
         def on_round(round_no: int, results: list[Execution]):
-            rounds.append([_execution_record(ex) for ex in results])
+            rounds.append([ex.record() for ex in results])
             task.emit({"type": "revision", "round": round_no, "executions": rounds[-1]})
 
         executions = revision_loop(
@@ -173,7 +173,7 @@ def build_graph(task: Task):
         task.emit({"type": "selected", "sql": chosen.candidate.sql if chosen else None, "reason": selection.reason})
         record = {
             "reason": selection.reason,
-            "groups": [{"size": len(g.members), "score": g.score, "generators": g.generators, "sql": g.representative.candidate.sql} for g in selection.groups],
+            "groups": [{"size": len(g.members), "votes": g.votes, "score": g.score, "generators": g.generators, "sql": g.representative.candidate.sql} for g in selection.groups],
             "matches": selection.matches,
             "chosen": chosen.candidate.sql if chosen else None,
         }
@@ -204,15 +204,10 @@ def build_graph(task: Task):
     return graph.compile()
 
 
-def samples_agree(samples: list[Candidate], executions: list[Execution], needed: int, dialect: str) -> bool:
-    """Whether at least `needed` samples were drawn and every one ran to rows with the same result."""
-    if needed <= 0 or len(samples) < needed:
-        return False
-    by_key = {normalize_sql(ex.candidate.sql, dialect): ex for ex in executions}
-    ran = [by_key.get(normalize_sql(c.sql, dialect)) for c in samples]
-    if any(ex is None or ex.status != "success" for ex in ran):
-        return False
-    return len({result_signature(ex, dialect) for ex in ran}) == 1
+def draft_agrees(executions: list[Execution], needed: int, dialect: str) -> bool:
+    """Whether at least `needed` draft samples ran to one same non-empty result (0 = never stop early)."""
+    groups = group_by_result(executions, dialect)
+    return needed > 0 and bool(groups) and groups[0].votes >= needed
 
 
 def _out(key: str, value) -> tuple[dict, dict]:
@@ -224,20 +219,12 @@ def _context(task: Task, state: State) -> tuple[dict, dict]:
     return {"context": ctx}, {"schema_tokens": estimate_tokens(ctx.schema_text), "linked": state.get("linked", {})}
 
 
-def _execution_record(ex: Execution) -> dict[str, Any]:
-    return {
-        "sql": ex.candidate.sql, "generator": ex.candidate.generator, "status": ex.status, "error": ex.error,
-        "rows": len(ex.result.rows) if ex.result else 0, "round": ex.candidate.round,
-        "warnings": ex.findings.warnings,
-    }
-
-
 def run_pipeline(task: Task) -> Outcome:
     """The `pipeline` method: the graph run to completion."""
     final = build_graph(task).invoke({})
     selection: Selection = final["selection"]
     chosen = selection.chosen
-    candidates = [_execution_record(ex) for ex in final.get("executions") or final.get("drafts", [])]
+    candidates = [ex.record() for ex in final.get("executions") or final.get("drafts", [])]
     if chosen is None:
         return Outcome(None, None, "no candidate SQL was produced", candidates)
     error = None if chosen.status == "success" else (chosen.error or ("no rows" if chosen.status == "empty" else chosen.status))

@@ -4,7 +4,7 @@ query is revised by the LLM as a minimal edit with its error or empty result, fo
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Literal
 
 from askchain.db.base import QueryResult
@@ -28,6 +28,14 @@ class Execution:
     @property
     def failed(self) -> bool:
         return self.status != "success"
+
+    def record(self) -> dict:
+        """The execution as stored in traces and evaluation results."""
+        return {
+            "sql": self.candidate.sql, "generator": self.candidate.generator, "status": self.status, "error": self.error,
+            "rows": len(self.result.rows) if self.result else 0, "round": self.candidate.round,
+            "votes": self.candidate.votes, "warnings": self.findings.warnings,
+        }
 
     def problem(self) -> str:
         if self.status == "invalid":
@@ -66,7 +74,10 @@ def revise_one(execution: Execution, ctx: GenerationContext, model: ChatModel, s
         temperature=0.0 if round_no == 1 else 0.5, max_tokens=320, seed=seed + round_no,
     )
     origin = execution.candidate.generator.split("+")[0]
-    return Candidate(extract_sql(reply.text), f"{origin}+revision", parent=execution.candidate.sql, round=round_no)
+    return Candidate(
+        extract_sql(reply.text), f"{origin}+revision", parent=execution.candidate.sql, round=round_no,
+        votes=execution.candidate.votes,  # the fix stands for every sample that wrote the broken query
+    )
 
 
 def revision_loop(
@@ -86,8 +97,10 @@ def revision_loop(
     """Every execution made, in order; revision stops when nothing failed, the rounds or the budget run out.
 
     `known` are executions made earlier (e.g. of draft candidates): they are not run again, and the failed
-    ones are revised in the first round with the rest.
+    ones are revised in the first round with the rest. A known query also among `candidates` takes its votes there.
     """
+    votes = {key(c.sql): c.votes for c in candidates}
+    known = [replace(ex, candidate=replace(ex.candidate, votes=votes.get(key(ex.candidate.sql), ex.candidate.votes))) for ex in known]
     executed: dict[str, Execution] = {key(ex.candidate.sql): ex for ex in known}
     pending = candidates
     revisions = 0

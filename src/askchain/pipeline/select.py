@@ -30,6 +30,11 @@ class Group:
         return min(self.members, key=lambda ex: (ex.candidate.round, len(ex.candidate.sql)))
 
     @property
+    def votes(self) -> int:
+        """Samples behind the group's result: duplicates of one query count, which is what makes a majority."""
+        return sum(ex.candidate.votes for ex in self.members)
+
+    @property
     def generators(self) -> list[str]:
         return sorted({ex.candidate.generator for ex in self.members})
 
@@ -74,7 +79,7 @@ def group_by_result(executions: list[Execution], dialect: str) -> list[Group]:
     for ex in executions:
         if ex.status == "success":
             groups.setdefault(result_signature(ex, dialect), Group([])).members.append(ex)
-    return sorted(groups.values(), key=lambda g: -len(g.members))
+    return sorted(groups.values(), key=lambda g: -g.votes)
 
 
 def select_best(
@@ -86,14 +91,14 @@ def select_best(
     majority_margin: float = 0.0,
     seed: int = 42,
 ) -> Selection:
-    """`majority_margin` > 0 skips the tournament when the largest group is that many times the next one."""
+    """`majority_margin` > 0 skips the tournament when the largest group has that many times the next one's votes."""
     groups = group_by_result(executions, ctx.dialect)
     if not groups:
         return Selection(best_failure(executions), [], [], "no candidate succeeded")
     if len(groups) == 1:
         return Selection(groups[0].representative, groups, [], "all successful candidates agree")
     top = groups[:max_groups]
-    if majority_margin and len(top[0].members) >= majority_margin * len(top[1].members):
+    if majority_margin and top[0].votes >= majority_margin * top[1].votes:
         return Selection(top[0].representative, groups, [], "clear majority")
     matches = []
     for i, (a, b) in enumerate(itertools.combinations(range(len(top)), 2)):
@@ -112,7 +117,7 @@ def select_best(
         if winner is not None:
             top[winner].score += 1
         matches.append({"a": ex_a.candidate.sql, "b": ex_b.candidate.sql, "winner": ["A", "B"][winner == second] if winner is not None else None})
-    best = max(top, key=lambda g: (g.score, len(g.members)))
+    best = max(top, key=lambda g: (g.score, g.votes))
     return Selection(best.representative, groups, matches, "tournament")
 
 

@@ -3,7 +3,7 @@ and a majority vote over execution results. The pipeline must earn its extra mac
 
 from __future__ import annotations
 
-from askchain.generation.candidates import Candidate
+from askchain.generation.candidates import Candidate, dedupe
 from askchain.generation.sql_text import normalize_sql
 from askchain.pipeline.baseline import generate_baseline, plain_context
 from askchain.pipeline.context import Task, stage, try_execute
@@ -19,7 +19,7 @@ def self_consistency(task: Task) -> Outcome:
         samples = record["candidates"] = generate_baseline(
             task, temperature=cfg.self_consistency_temperature, n=cfg.self_consistency_n
         )
-    candidates = [Candidate(sql, "baseline") for sql in samples]
+    candidates = dedupe([Candidate(sql, "baseline") for sql in samples], task.dialect)
     ctx = plain_context(task)
     with stage(task, "revise") as record:
         executions = revision_loop(
@@ -27,23 +27,13 @@ def self_consistency(task: Task) -> Outcome:
             validate=lambda sql: Findings(), execute=lambda sql: try_execute(task.engine, sql),
             rounds=1, max_revisions=len(candidates), seed=task.settings.llm.seed,
         )
-        record["executions"] = [
-            {"sql": ex.candidate.sql, "generator": ex.candidate.generator, "status": ex.status, "error": ex.error}
-            for ex in executions
-        ]
-    # Votes count every sample, duplicates included: that is what makes it a majority.
-    weight = {}
-    for cand in candidates:
-        k = normalize_sql(cand.sql, task.dialect)
-        weight[k] = weight.get(k, 0) + 1
+        records = record["executions"] = [ex.record() for ex in executions]
     with stage(task, "select") as record:
-        groups = group_by_result(executions, task.dialect)
-        record["groups"] = [len(g.members) for g in groups]
-    records = [{"sql": ex.candidate.sql, "generator": ex.candidate.generator, "status": ex.status, "error": ex.error} for ex in executions]
+        groups = group_by_result(executions, task.dialect)  # largest vote first: duplicate samples count
+        record["groups"] = [g.votes for g in groups]
     if not groups:
         failed = best_failure(executions)
         error = None if failed.status == "empty" else failed.error
         return Outcome(failed.candidate.sql, failed.result, error, records)
-    best = max(groups, key=lambda g: sum(weight.get(normalize_sql(ex.candidate.sql, task.dialect), 1) for ex in g.members))
-    chosen = best.representative
+    chosen = groups[0].representative
     return Outcome(chosen.candidate.sql, chosen.result, None, records)
