@@ -50,7 +50,11 @@ def ask(
         outcome = run(task)
         if settings.pipeline.answer and outcome.answer is None:
             with stage(task, "answer") as record:
-                outcome.answer = answer_result(task.question, outcome.sql, outcome.result, outcome.error, chat_model)
+                found = outcome.result
+                outcome.answer = answer_result(
+                    task.question, outcome.sql, found.columns if found else [], found.rows if found else [],
+                    truncated=bool(found and found.truncated), error=outcome.error, model=chat_model,
+                )
                 record.update(outcome.answer)
             task.emit({"type": "answer", **outcome.answer})
     if settings.pipeline.traces:

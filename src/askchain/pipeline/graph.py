@@ -183,7 +183,11 @@ def build_graph(task: Task):
         chosen = state["selection"].chosen
         if not cfg.answer or chosen is None:
             return {}, {"skipped": True}
-        out = answer_result(task.question, chosen.candidate.sql, chosen.result, chosen.error, task.model)
+        found = chosen.result
+        out = answer_result(
+            task.question, chosen.candidate.sql, found.columns if found else [], found.rows if found else [],
+            truncated=bool(found and found.truncated), error=chosen.error, model=task.model,
+        )
         task.emit({"type": "answer", **out})
         return {"answer": out}, out
 

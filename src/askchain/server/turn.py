@@ -12,12 +12,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from askchain.answer import chart_spec, rewrite_followup, summarize
+from askchain.answer import rewrite_followup
 from askchain.api import ask
 from askchain.config import Settings
 from askchain.errors import AskchainError, ConfigError
 from askchain.llm.base import ChatModel, track_usage
 from askchain.llm.registry import get_model
+from askchain.pipeline.answer_stage import answer_result
 from askchain.pipeline.context import stage
 from askchain.server.catalog import Catalog, UnknownDatabase
 from askchain.server.threads import ThreadStore, TurnRecord
@@ -114,9 +115,11 @@ def run_turn(services: Services, request: TurnRequest, emit: Emit) -> None:
                 "error": result.error,
             })
             with stage(sink, "answer"):
-                text = summarize(asked, result.sql, result.columns, result.rows, model, truncated=result.truncated, error=result.error)
+                answered = answer_result(asked, result.sql, result.columns, result.rows, truncated=result.truncated,
+                                         error=result.error, model=model)
+            text = answered["answer"]
             emit({"type": "answer", "text": text})
-            emit({"type": "chart", "chart": chart_spec(result.columns, result.rows) if not result.error else None})
+            emit({"type": "chart", "chart": answered["chart"]})
             record = services.threads.append(request.thread_id, TurnRecord(
                 question=request.question, asked=asked, db=db, sql=result.sql, answer=text, columns=result.columns,
                 rows=result.rows, row_count=len(result.rows), error=result.error, run_id=result.run_id,
