@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +118,70 @@ def live_server():
     for server, thread in servers:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@pytest.fixture
+def serve_command(tmp_path):
+    """Run `askchain serve ARGS...` as a subprocess on a free loopback port; yields a function ARGS -> base URL.
+
+    Its data dir is the test session's (so datasets and indexes built by other tests are reused)."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    processes = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> str:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        log_path = tmp_path / f"serve-{port}.log"
+        log = open(log_path, "w")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "askchain.cli", "serve", "--host", "127.0.0.1", "--port", str(port), *args],
+            env={**os.environ, **(env or {})}, stdout=log, stderr=subprocess.STDOUT,
+        )
+        processes.append((process, log))
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    return base
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("askchain serve did not start:\n" + log_path.read_text())
+            time.sleep(0.3)
+
+    yield start
+    for process, log in processes:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+CHROMIUM = os.environ.get("ASKCHAIN_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]
+
+
+@pytest.fixture
+def browser():
+    """Headless Debian Chromium driven by Playwright (its own browser downloads are not available here)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not shutil.which(CHROMIUM) and not Path(CHROMIUM).is_file():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

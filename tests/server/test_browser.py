@@ -1,12 +1,11 @@
 """The web UI in headless Chromium (Playwright), with the scripted model: ask, follow up, sort, screenshot.
 
-ASKCHAIN_SCREENSHOT=docs/screenshot.png pytest -m browser tests/server/test_browser.py  refreshes the README image.
+The README's picture comes from the same UI with the embedded model on Ethereum (test_browser_llm.py).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,23 +13,6 @@ import pytest
 from askchain.server.app import create_app
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = os.environ.get("ASKCHAIN_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]
-
-
-@pytest.fixture
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which(CHROMIUM) and not Path(CHROMIUM).is_file():
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def test_ask_follow_up_and_screenshot(browser, live_server, settings, fake_model, tmp_path):

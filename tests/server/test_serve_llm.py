@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-
 import httpx
 import pytest
 
@@ -15,38 +9,10 @@ pytestmark = [pytest.mark.llm, pytest.mark.timeout(900)]
 
 
 @pytest.fixture
-def served(settings, tmp_path):
-    """`askchain serve` on a free loopback port, over concert_singer, with threads in a temp data dir."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+def served(settings, serve_command):
+    """`askchain serve` over concert_singer."""
     location = settings.pipeline.get("databases")["concert_singer"]
-    env = {**os.environ, "ASKCHAIN_PATHS__DATA_DIR": str(tmp_path / "data")}
-    log = open(tmp_path / "serve.log", "w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "askchain.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--db", f"concert_singer={location}"],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("askchain serve did not start:\n" + (tmp_path / "serve.log").read_text())
-            time.sleep(0.3)
-        yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+    return serve_command("--db", f"concert_singer={location}")
 
 
 def query(base: str, sse, **body) -> dict[str, list[dict]]:

@@ -10,6 +10,7 @@ const STAGE_LABELS = {
   values: "Retrieve values",
   build_context: "Build context",
   generate: "Generate SQL",
+  draft: "Draft · direct samples",
   direct: "Generate · direct",
   divide_and_conquer: "Generate · divide & conquer",
   query_plan: "Generate · query plan",
