@@ -40,6 +40,10 @@ def test_pipeline_runs_every_stage_and_traces_it(spider_db):
     assert generators == {"draft", "divide_and_conquer", "query_plan", "role_play", "synthetic"}
     assert stages["draft"]["agreed"] is False
     first_round = stages["revise"]["rounds"][0]
+    draft_votes = {ex["sql"]: ex["votes"] for ex in first_round if ex["generator"] == "direct"}
+    assert sum(draft_votes.values()) == len(stages["draft"]["candidates"]) + sum(
+        len(stages[g]["candidates"]) for g in ("divide_and_conquer", "query_plan", "role_play", "synthetic")
+    ), "every sample votes once (the generate_sql subgraph must not hand the draft's samples back twice)"
     assert any(ex["status"] == "invalid" for ex in first_round)
     assert len(stages["revise"]["rounds"]) == 2, "the invalid candidate was revised (into an already-run query)"
     assert stages["select"]["chosen"] == result.sql

@@ -63,7 +63,13 @@ def test_strict_dialects_make_ungrouped_aggregates_errors(engine):
     ("Here you go:\n```sql\nSELECT a FROM t;\n```\nThis selects a.", "SELECT a FROM t"),
     ("SELECT a FROM t; SELECT b FROM t", "SELECT a FROM t"),
     ("-- plan: t -> a\nSELECT a FROM t", "SELECT a FROM t"),
-    ("```sql\n-- part: x => y\nSELECT ';' FROM t\n```", "-- part: x => y\nSELECT ';' FROM t"),
+    ("```sql\n-- part: x => y\nSELECT ';' FROM t\n```", "SELECT ';' FROM t"),
+    ("-- plan: a with b -> c\n\nSELECT a FROM t", "SELECT a FROM t"),  # "with" in a comment is no CTE
+    ("SELECT a FROM t WHERE b = '--x' -- part: keep the string", "SELECT a FROM t WHERE b = '--x'"),
+    ("SELECT id FROM u WHERE c = 'x'\n\n-- part: count them\nSELECT count(*) FROM t WHERE id IN (SELECT id FROM u)",
+     "SELECT count(*) FROM t WHERE id IN (SELECT id FROM u)"),  # one statement per sub-question: the last is the answer
+    ("WITH x AS (SELECT 1 AS a)\nSELECT a FROM x", "WITH x AS (SELECT 1 AS a)\nSELECT a FROM x"),
+    ("Sure! The query is SELECT a FROM t", "SELECT a FROM t"),
 ])
 def test_extract_sql(reply, sql):
     assert extract_sql(reply) == sql

@@ -12,17 +12,50 @@ _START = re.compile(r"\b(WITH|SELECT)\b", re.IGNORECASE)
 
 
 def extract_sql(reply: str) -> str:
-    """The SQL in a reply: the last fenced block if any, else the text from the first SELECT/WITH on."""
+    """The one query a reply gives: from its last fenced block (else the whole reply), comments dropped; when the
+    model wrote several statements (e.g. one per sub-question before the final one), the last of them."""
     blocks = [b.strip() for b in _FENCE.findall(reply) if b.strip()]
-    text = blocks[-1] if blocks else reply
-    if not blocks:
-        match = _START.search(text)
-        text = text[match.start():] if match else text
-    text = text.strip()
+    lines = [_without_comment(line) for line in (blocks[-1] if blocks else reply).splitlines()]
+    text = "\n".join(line for line in lines if line.strip())
     # Keep one statement: models sometimes append explanations or a second query after a semicolon.
-    if ";" in text:
-        text = text[: text.index(";")] if _balanced_quotes(text[: text.index(";")]) else text
-    return text.strip()
+    if ";" in text and _balanced_quotes(text[: text.index(";")]):
+        text = text[: text.index(";")]
+    if _parses(text):
+        return text.strip()
+    statements = _split_statements(lines)
+    return statements[-1] if statements else text.strip()
+
+
+def _without_comment(line: str) -> str:
+    """The line up to a `--` comment that is not inside a string literal."""
+    at = line.find("--")
+    while at != -1:
+        if _balanced_quotes(line[:at]):
+            return line[:at].rstrip()
+        at = line.find("--", at + 2)
+    return line
+
+
+def _split_statements(lines: list[str]) -> list[str]:
+    """Statements separated by blank (or comment-only) lines, each starting with SELECT or WITH."""
+    statements, current = [], []
+    for line in [*lines, ""]:
+        if line.strip():
+            current.append(line)
+            continue
+        chunk = "\n".join(current).strip()
+        current = []
+        match = _START.search(chunk)
+        if match:
+            statements.append(chunk[match.start():].rstrip(";").strip())
+    return statements
+
+
+def _parses(text: str) -> bool:
+    try:
+        return len([t for t in sqlglot.parse(text) if t is not None]) == 1
+    except SqlglotError:
+        return False
 
 
 def _balanced_quotes(text: str) -> bool:

@@ -25,12 +25,21 @@ from askchain.pipeline.validate import validate_sql
 from askchain.retrieval.schema import estimate_tokens, link_schema
 
 
+class GenerationState(TypedDict, total=False):
+    """The generate_sql subgraph's state: it must not carry the draft's candidates, or returning them to the
+    parent would add them to its list a second time."""
+
+    context: GenerationContext
+    generated: Annotated[list[Candidate], operator.add]
+
+
 class State(TypedDict, total=False):
     examples: list[Example]
     linked: dict[str, list[str]]
     value_hints: list[str]
     context: GenerationContext
-    candidates: Annotated[list[Candidate], operator.add]
+    candidates: list[Candidate]  # the draft's samples
+    generated: Annotated[list[Candidate], operator.add]  # the other generators' candidates
     drafts: list[Execution]
     agreed: bool
     executions: list[Execution]
@@ -134,7 +143,7 @@ def build_graph(task: Task):
                  "executions": [ex.record() for ex in executions]})
 
     # generate_sql subgraph: the other generators in parallel, all from the same context
-    gen_graph = StateGraph(State)
+    gen_graph = StateGraph(GenerationState)
     for i, (name, gcfg) in enumerate(enabled, start=1):
         if name == cfg.draft_generator:
             continue
@@ -142,14 +151,14 @@ def build_graph(task: Task):
 
         def generate(state: State, sample=sample):
             made = sample(state)
-            return {"candidates": made}, {"candidates": [c.sql for c in made], "reasoning": [c.reasoning for c in made]}
+            return {"generated": made}, {"candidates": [c.sql for c in made], "reasoning": [c.reasoning for c in made]}
 
         gen_graph.add_node(name, node(name, generate))
         gen_graph.add_edge(START, name)
         gen_graph.add_edge(name, END)
 
     def revise(state: State):
-        unique = dedupe(state.get("candidates", []), task.dialect)
+        unique = dedupe(state.get("candidates", []) + state.get("generated", []), task.dialect)
         rounds = []
 
         def on_round(round_no: int, results: list[Execution]):
