@@ -73,7 +73,7 @@ class PipelineSettings(BaseModel):
     draft_generator: str = "direct"
     agreement_exit: int = 4
     revision_rounds: int = 5
-    max_revisions: int = 4
+    max_revisions: int = 3
     selection_max_groups: int = 3
     majority_margin: float = 2
     self_consistency_n: int = 6

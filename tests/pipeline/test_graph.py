@@ -9,6 +9,9 @@ from askchain.llm.fake import ScriptedModel
 RIGHT = "```sql\nSELECT count(*) FROM singer WHERE Country = 'France'\n```"
 
 
+ALL_ON = {name: {"enabled": True} for name in ("direct", "divide_and_conquer", "query_plan", "role_play", "synthetic")}
+
+
 def script(request, i):
     last = request.messages[-1][1]
     if '"winner"' in last:
@@ -24,7 +27,7 @@ def script(request, i):
 
 def test_pipeline_runs_every_stage_and_traces_it(spider_db):
     settings = get_settings().with_overrides(
-        pipeline={"examples_k": 0, "value_retrieval": False, "answer": False, "majority_margin": 0}
+        pipeline={"examples_k": 0, "value_retrieval": False, "answer": False, "majority_margin": 0, "generators": ALL_ON}
     )
     events = []
     result = ask("How many singers are from France?", str(spider_db), method="pipeline", model=ScriptedModel(script),

@@ -14,8 +14,10 @@ def test_pipeline_with_the_embedded_model(spider_db):
     settings = get_settings().with_overrides(
         llm={"cache": False},
         # the full few-shot index takes minutes to embed; its retrieval is tested on a small pool in tests/retrieval
-        # and agreement_exit 0 runs every generator even when the drafts agree (the early exit is tested with the fake)
-        pipeline={"examples_k": 0, "answer": True, "agreement_exit": 0},
+        # and agreement_exit 0 runs every generator even when the drafts agree (the early exit is tested with the fake);
+        # the generators the default configuration switches off are switched on here
+        pipeline={"examples_k": 0, "answer": True, "agreement_exit": 0, "generators": {
+            name: {"enabled": True} for name in ("divide_and_conquer", "query_plan", "role_play", "synthetic")}},
     )
     result = ask("How many singers are from France?", str(spider_db), method="pipeline", model="qwen2.5-coder-1.5b", settings=settings)
     assert result.error is None and result.rows == [[4]]
