@@ -247,8 +247,11 @@ def run_pipeline(task: Task) -> Outcome:
 
 
 def drawable_graph(settings):
-    """The compiled graph's structure (nodes and edges, subgraphs expanded), for pictures in docs/."""
+    """The compiled graph's structure (nodes and edges, subgraphs expanded), for pictures in docs/: every
+    generator is drawn, including those the configuration switches off."""
     from askchain.llm.fake import ScriptedModel
+
+    settings = settings.with_overrides(pipeline={"generators": {name: {"enabled": True} for name in GENERATORS}})
 
     class _NoEngine:
         name = "drawing"
