@@ -17,7 +17,14 @@ CPU_ID        := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | sha256sum
 WHEELS        := $(HOME)/.cache/askchain/wheels/native-$(CPU_ID)
 EXTRAS        := model-1_5b,model-0_5b,pipeline,server,openai,bigquery,postgres,test
 
-.PHONY: install run test clean
+# `make compare`: the three methods one after another on the same Spider sample, from an empty response cache
+# (cached replies would hide latency); results are resumable, in runs/eval/compare-*.
+N      ?= 200
+SEED   ?= 7
+MODEL  ?= qwen2.5-coder-1.5b
+METHODS ?= pipeline self-consistency baseline
+
+.PHONY: install run test compare clean
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile scripts/*.sh
@@ -36,6 +43,12 @@ run: install
 
 test: install
 	$(BIN)/pytest -q
+
+compare: install
+	for method in $(METHODS); do \
+	  ASKCHAIN_LLM__CACHE=false $(BIN)/askchain eval spider --limit $(N) --seed $(SEED) --method $$method \
+	    --model $(MODEL) --out runs/eval/compare-spider-$$method-$(N)-$(SEED) || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) .venv-bqemu

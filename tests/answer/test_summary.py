@@ -3,7 +3,7 @@ from decimal import Decimal
 
 import pytest
 
-from askchain.answer.summary import PROMPT_ROWS, summarize, templated_answer, unsupported_numbers
+from askchain.answer.summary import PROMPT_ROWS, summarize, templated_answer, unsupported_numbers, whole_sentences
 from askchain.llm.fake import ScriptedModel
 
 
@@ -88,3 +88,13 @@ def test_prompt_carries_capped_rows_and_numbers_beyond_the_cap_are_rejected():
     assert f"name{PROMPT_ROWS}" not in prompt
     assert f"first {PROMPT_ROWS} shown" in prompt
     assert text.startswith(f"The query returned {PROMPT_ROWS + 5} rows")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Alice has 3. Bob has 2. Carol", "Alice has 3. Bob has 2."),  # cut by the token limit
+    ("Alice has 3.", "Alice has 3."),
+    ("The answer is 3 (three)", "The answer is 3 (three)"),  # one unfinished sentence is kept rather than lost
+    ("", ""),
+])
+def test_whole_sentences(text, expected):
+    assert whole_sentences(text) == expected

@@ -42,10 +42,18 @@ def summarize(
         table=render_table(columns, shown),
     )
     reply = model.complete(messages, temperature=0.0, max_tokens=MAX_TOKENS).text
-    text = " ".join(reply.split())
+    text = whole_sentences(" ".join(reply.split()))
     if not text or unsupported_numbers(text, [question, len(rows), *(v for r in shown for v in r), *(_cell(v) for r in shown for v in r)]):
         text = templated_answer(columns, rows)
     return text + caveats(len(rows), truncated=truncated, error=error)
+
+
+def whole_sentences(text: str) -> str:
+    """The text up to its last complete sentence: a reply cut by the token limit must not end mid-word."""
+    if not text or text[-1] in ".!?)\"'":
+        return text
+    end = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
+    return text[: end + 1] if end > 0 else text
 
 
 def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -372,7 +372,7 @@ function renderSchema() {
     const columns = table.columns.filter((c) => tableMatch || c.name.toLowerCase().includes(filter));
     if (!columns.length) return null;
     return el("details", { class: "table", open: openAll ? "" : null },
-      el("summary", {}, el("span", { class: "table-name" }, table.name), table.row_count != null ? el("span", { class: "muted count" }, table.row_count.toLocaleString()) : null),
+      el("summary", {}, el("span", { class: "table-name", title: table.name }, table.name.split(".").pop()), table.row_count != null ? el("span", { class: "muted count" }, table.row_count.toLocaleString()) : null),
       table.description ? el("p", { class: "muted description" }, table.description) : null,
       el("ul", { class: "columns" }, columns.map((c) => el("li", { title: c.description || "" },
         el("span", { class: `column-name ${c.primary_key ? "pk" : ""}` }, c.name),
