@@ -84,3 +84,12 @@ def test_skeleton_by_rules_uses_the_schema_and_by_llm_uses_the_reply():
     assert question_skeleton("How many singers are older than 40?", model, schema) == "how many <table> are older than <number> ?"
     assert "singer" in model.requests[0].messages[-1][1]  # the schema's names are in the prompt
     assert question_skeleton("How many singers?", ScriptedModel([""]), schema) == "how many <table> ?"  # empty reply: rules
+
+
+def test_an_unreachable_qdrant_server_is_a_one_line_error(settings, pool):
+    from askchain.errors import ConfigError
+
+    down = settings.with_overrides(pipeline={"qdrant_url": "http://127.0.0.1:9"})
+    with pytest.raises(ConfigError, match=r"Qdrant example store failed .*qdrant_url") as failure:
+        retrieve_examples("How many singers?", 2, settings=down, pool=pool)
+    assert "\n" not in str(failure.value)

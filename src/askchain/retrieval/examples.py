@@ -10,11 +10,13 @@ or changed pool entries are embedded), so a growing domain question file costs s
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import json
 import os
 import threading
 import uuid
+import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -184,7 +186,9 @@ def _client(settings: Settings):
         if key not in _CLIENTS:
             qdrant = require("qdrant_client", "pipeline")
             try:
-                _CLIENTS[key] = qdrant.QdrantClient(url=url) if url else qdrant.QdrantClient(path=key)
+                with warnings.catch_warnings():  # an unreachable server warns here, then fails with the first request
+                    warnings.simplefilter("ignore", UserWarning)
+                    _CLIENTS[key] = qdrant.QdrantClient(url=url) if url else qdrant.QdrantClient(path=key)
             except RuntimeError as exc:  # local mode allows one process per folder
                 raise ConfigError(f"the example index at {key} is in use by another process ({exc}); "
                                   "run a Qdrant server and set ASKCHAIN_QDRANT_URL to share it") from exc
@@ -204,6 +208,25 @@ def _stored_ids(client, name: str) -> set[str]:
             return ids
 
 
+def _store_errors(fn):
+    """A Qdrant server that is down or refuses a request becomes a one-line configuration error."""
+
+    @functools.wraps(fn)
+    def guarded(*args, **kwargs):
+        from qdrant_client.http.exceptions import ApiException
+
+        try:
+            return fn(*args, **kwargs)
+        except ApiException as exc:
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ConfigError(
+                f"the Qdrant example store failed ({reason}); check pipeline.qdrant_url, or unset it for local mode"
+            ) from exc
+
+    return guarded
+
+
+@_store_errors
 def build_example_index(
     settings: Settings | None = None, *, pool: Sequence[PoolEntry] | None = None, collection: str = COLLECTION,
     show_progress: bool = True,
@@ -266,6 +289,7 @@ def question_skeleton(question: str, model: ChatModel | None = None, schema: Sch
     return skeleton or mask_question(question, phrases)
 
 
+@_store_errors
 def retrieve_examples(
     question: str,
     k: int = 4,
