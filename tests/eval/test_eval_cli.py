@@ -31,6 +31,7 @@ def test_bad_input_is_one_line_with_exit_code_2(tmp_path, spider_root):
         (("eval", "bird", "--data", str(tmp_path), "--split", "test"), "unknown BIRD split"),
         (("eval", "spider", "--data", str(spider_root), "--method", "nope", "--out", str(tmp_path / "o")), "unknown method"),
         (("eval", "report", str(tmp_path / "nothing")), "holds no results.jsonl"),
+        (("eval", "compare", str(tmp_path / "nothing"), str(tmp_path)), "holds no results.jsonl"),
     ]
     for args, message in cases:
         done = _askchain(*args)
@@ -52,6 +53,23 @@ def test_report_command_rerenders_a_results_folder(spider, tmp_path):
     assert result.exit_code == 0, result.output
     assert "100.0%" in result.output
     assert all((tmp_path / name).is_file() for name in ("report.md", "report.json", "report.png"))
+
+
+def test_compare_scores_runs_on_the_questions_all_answered(spider, tmp_path):
+    chosen = select_examples(spider.examples, 3, seed=5)
+    gold = {e.question: e.gold_sql for e in chosen}
+    right = ScriptedModel(lambda request, i: gold[request.messages[-1][1].split("-- Question: ")[-1].strip()])
+    wrong = ScriptedModel(lambda request, i: "SELECT 1")
+    run_eval(spider, "baseline", right, get_settings(), limit=3, seed=5, out_dir=tmp_path / "right")
+    run_eval(spider, "baseline", wrong, get_settings(), limit=3, seed=5, out_dir=tmp_path / "wrong")
+    records = (tmp_path / "right" / "results.jsonl").read_text().splitlines()
+    (tmp_path / "right" / "results.jsonl").write_text("\n".join(records[:2]) + "\n")  # an unfinished run
+
+    result = CliRunner().invoke(app, ["eval", "compare", str(tmp_path / "right"), str(tmp_path / "wrong")])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("2 questions answered by every run")
+    rows = [line for line in result.output.splitlines() if line.startswith("| baseline")]
+    assert "| 100.0% |" in rows[0] and "| 0.0% |" in rows[1]
 
 
 @pytest.mark.llm

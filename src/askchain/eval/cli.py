@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import typer
 from rich.console import Console
@@ -11,6 +11,7 @@ from rich.table import Table
 
 from askchain.eval.compare import COMPARATORS
 from askchain.config import shared_data_dir
+from askchain.errors import DatasetError
 from askchain.eval.datasets import Dataset, load_bird, load_eth, load_spider
 
 app = typer.Typer(no_args_is_help=True, help="Measure execution accuracy on Spider, BIRD and the Ethereum questions.")
@@ -85,6 +86,19 @@ def eth(
 ):
     """The Ethereum questions on the local Ethereum database, scored Spider 2.0-style by default."""
     _run(load_eth(questions), method, model, limit, seed, out)
+
+
+@app.command()
+def compare(
+    out_dirs: List[Path] = typer.Argument(..., help="Two or more results folders (one per method or model)."),
+):
+    """Compare runs side by side on the questions all of them have answered."""
+    from askchain.eval.report import compare_runs, render_comparison
+
+    for out_dir in out_dirs:
+        if not (out_dir / "results.jsonl").is_file():
+            raise DatasetError(f"{out_dir} holds no results.jsonl")
+    console.print(render_comparison(compare_runs(out_dirs)), markup=False, soft_wrap=True)
 
 
 @app.command()

@@ -197,3 +197,37 @@ def write_report(out_dir: Path) -> dict[str, Any]:
     (out_dir / "report.md").write_text(render_markdown(summary))
     render_chart(summary, records, out_dir / "report.png")
     return summary
+
+
+def compare_runs(out_dirs: list[Path]) -> list[dict[str, Any]]:
+    """Each run's summary restricted to the questions every run has answered (their gold queries ran), so methods
+    are compared on the same questions even while some runs are unfinished."""
+    runs = []
+    for out_dir in map(Path, out_dirs):
+        meta_path = out_dir / META_FILE
+        runs.append((out_dir, json.loads(meta_path.read_text()) if meta_path.is_file() else {}, read_results(out_dir)))
+    common = set.intersection(*({r["id"] for r in records if not r.get("gold_error")} for _, _, records in runs))
+    return [
+        {"results": str(out_dir), **summarize([r for r in records if r["id"] in common], meta)}
+        for out_dir, meta, records in runs
+    ]
+
+
+def render_comparison(summaries: list[dict[str, Any]]) -> str:
+    """A Markdown table of the methods side by side."""
+    primary = summaries[0]["primary_comparator"]
+    lines = [
+        f"{summaries[0]['evaluated']} questions answered by every run; EX scored {primary}-style.",
+        "",
+        "| method | model | EX | exec. errors | some candidate right | selected right when some was "
+        "| latency median / mean / p90 | tokens per question (prompt + completion) |",
+        "|---|---|---:|---:|---:|---:|---|---|",
+    ]
+    for s in summaries:
+        lat, tok = s["latency_s"], s["tokens_per_question"]
+        lines.append(
+            f"| {s['run']['method']} | {s['run']['model']} | {_pct(s['ex'][primary])} | {_pct(s['execution_error_rate'])} "
+            f"| {_pct(s['oracle_rate'])} | {_pct(s['selected_right_when_some_candidate_right'])} "
+            f"| {lat['median']} / {lat['mean']} / {lat['p90']} s | {tok['prompt']:.0f} + {tok['completion']:.0f} |"
+        )
+    return "\n".join(lines) + "\n"
