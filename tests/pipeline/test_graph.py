@@ -74,3 +74,18 @@ def test_docs_picture_matches_the_code():
 
     docs = Path(__file__).resolve().parents[2] / "docs" / "pipeline.md"
     assert drawable_graph(get_settings()).draw_mermaid() in docs.read_text()
+
+
+def test_with_only_the_draft_enabled_disagreement_goes_to_revision(spider_db):
+    """The default configuration: no other generator, so a disagreeing draft is revised and judged directly."""
+    settings = get_settings().with_overrides(pipeline={
+        "examples_k": 0, "value_retrieval": False, "answer": False, "majority_margin": 0,
+        "generators": {name: {"enabled": name == "direct"} for name in ALL_ON},
+    })
+    events = []
+    result = ask("How many singers are from France?", str(spider_db), method="pipeline", model=ScriptedModel(script),
+                 settings=settings, on_event=events.append)
+    started = [e["stage"] for e in events if e.get("status") == "start"]
+    assert started.index("draft") < started.index("revise") < started.index("select")
+    assert not {"divide_and_conquer", "query_plan", "role_play", "synthetic"} & set(started)
+    assert result.error is None and result.rows == [[4]]  # the judge picks the France filter over the plain count

@@ -143,10 +143,9 @@ def build_graph(task: Task):
                  "executions": [ex.record() for ex in executions]})
 
     # generate_sql subgraph: the other generators in parallel, all from the same context
+    others = [(i, name, gcfg) for i, (name, gcfg) in enumerate(enabled, start=1) if name != cfg.draft_generator]
     gen_graph = StateGraph(GenerationState)
-    for i, (name, gcfg) in enumerate(enabled, start=1):
-        if name == cfg.draft_generator:
-            continue
+    for i, name, gcfg in others:
         sample = generator(name, gcfg, i)
 
         def generate(state: State, sample=sample):
@@ -203,14 +202,18 @@ def build_graph(task: Task):
     graph = StateGraph(State)
     graph.add_node("retrieve_context", ctx_graph.compile())
     graph.add_node("draft", node("draft", draft))
-    graph.add_node("generate_sql", gen_graph.compile())
+    if others:
+        graph.add_node("generate_sql", gen_graph.compile())
     graph.add_node("revise", node("revise", revise))
     graph.add_node("select", node("select", select))
     graph.add_node("answer", node("answer", answer))
     graph.add_edge(START, "retrieve_context")
     graph.add_edge("retrieve_context", "draft")
-    graph.add_conditional_edges("draft", lambda s: "select" if s.get("agreed") else "generate_sql", ["generate_sql", "select"])
-    graph.add_edge("generate_sql", "revise")
+    # without other generators enabled, a disagreeing draft goes straight to revision
+    widen = "generate_sql" if others else "revise"
+    graph.add_conditional_edges("draft", lambda s: "select" if s.get("agreed") else widen, [widen, "select"])
+    if others:
+        graph.add_edge("generate_sql", "revise")
     graph.add_edge("revise", "select")
     graph.add_edge("select", "answer")
     graph.add_edge("answer", END)
