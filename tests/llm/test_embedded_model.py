@@ -116,3 +116,15 @@ def test_sampled_batches_are_diverse_and_stop_at_stop_strings(settings):
     assert len(reply.texts) == 5 and len(set(reply.texts)) > 1
     assert all(";" not in text for text in reply.texts)
     assert reply.usage.completion_tokens > 5
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_reply_stops_at_the_end_of_its_sql_block(settings, n):
+    from askchain.generation.sql_text import END_OF_SQL_BLOCK, extract_sql
+
+    ask = [{"role": "user", "content": "Write SQLite SQL counting the rows of table singer in a ```sql block, then explain it in detail."}]
+    model = get_model("qwen2.5-coder-0.5b", settings)
+    reply = model.complete(ask, temperature=0.5, max_tokens=200, n=n, stop=END_OF_SQL_BLOCK)
+    for text in reply.texts:
+        assert "```sql" in text and text.rstrip().rstrip(";").endswith(extract_sql(text)), text  # nothing after the query
+        assert "count" in extract_sql(text).lower()

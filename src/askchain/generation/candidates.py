@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from askchain.db.base import QueryResult
 from askchain.generation.context import Example, GenerationContext
-from askchain.generation.sql_text import extract_sql, normalize_sql
+from askchain.generation.sql_text import END_OF_SQL_BLOCK, extract_sql, normalize_sql
 from askchain.llm.base import ChatModel
 
 Executor = Callable[[str], "tuple[QueryResult | None, str | None]"]
@@ -52,6 +52,7 @@ def _sample(ctx: GenerationContext, model: ChatModel, cfg: GeneratorConfig, seed
         temperature=cfg.temperature,
         top_p=cfg.top_p,
         max_tokens=cfg.max_tokens,
+        stop=END_OF_SQL_BLOCK,
         n=cfg.n,
         seed=seed,
     )
@@ -98,7 +99,8 @@ def role_play(ctx, model, cfg, seed, execute) -> list[Candidate]:
             critique = f"\n-- Your previous query:\n{draft.sql}\n-- Your professor says: {review.problem}\n-- Write a corrected query."
             redo = model.complete(
                 ctx.messages("askchain.generation", "student", critique=critique),
-                temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=cfg.max_tokens, seed=seed + 100 * (r + 1) + i,
+                temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=cfg.max_tokens, stop=END_OF_SQL_BLOCK,
+                seed=seed + 100 * (r + 1) + i,
             )
             draft = Candidate(extract_sql(redo.text), "role_play", f"-- professor: {review.problem}", parent=draft.sql)
         finals.append(draft)

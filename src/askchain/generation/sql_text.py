@@ -9,6 +9,9 @@ from sqlglot.errors import SqlglotError
 
 _FENCE = re.compile(r"```(?:sql|googlesql|sqlite|duckdb)?\s*\n?(.*?)(?:```|$)", re.DOTALL | re.IGNORECASE)
 _START = re.compile(r"\b(WITH|SELECT)\b", re.IGNORECASE)
+#: Where a reply that asked for a ```sql block can stop: the block's closing fence. Whatever the model writes after
+#: it (explanations) costs generation time and is thrown away by `extract_sql`.
+END_OF_SQL_BLOCK = ["\n```\n"]
 
 
 def extract_sql(reply: str) -> str:

@@ -7,7 +7,7 @@ self-consistency variant and their revisions share one cached prompt prefix.
 from __future__ import annotations
 
 from askchain.generation.context import GenerationContext
-from askchain.generation.sql_text import extract_sql
+from askchain.generation.sql_text import END_OF_SQL_BLOCK, extract_sql
 from askchain.pipeline.context import Task
 
 
@@ -22,6 +22,7 @@ def generate_baseline(task: Task, *, temperature: float = 0.0, n: int = 1, seed:
         temperature=temperature,
         top_p=0.95 if temperature else 1.0,
         max_tokens=400,
+        stop=END_OF_SQL_BLOCK,
         n=n,
         seed=task.settings.llm.seed if seed is None else seed,
     )

@@ -10,7 +10,7 @@ from typing import Callable, Literal
 from askchain.db.base import QueryResult
 from askchain.generation.candidates import Candidate
 from askchain.generation.context import GenerationContext
-from askchain.generation.sql_text import extract_sql
+from askchain.generation.sql_text import END_OF_SQL_BLOCK, extract_sql
 from askchain.llm.base import ChatModel
 from askchain.pipeline.validate import Findings
 
@@ -71,7 +71,7 @@ def execute_candidates(
 def revise_one(execution: Execution, ctx: GenerationContext, model: ChatModel, seed: int, round_no: int) -> Candidate:
     reply = model.complete(
         ctx.messages("askchain.pipeline", "revise", sql=execution.candidate.sql, problem=execution.problem()),
-        temperature=0.0 if round_no == 1 else 0.5, max_tokens=320, seed=seed + round_no,
+        temperature=0.0 if round_no == 1 else 0.5, max_tokens=320, stop=END_OF_SQL_BLOCK, seed=seed + round_no,
     )
     origin = execution.candidate.generator.split("+")[0]
     return Candidate(
