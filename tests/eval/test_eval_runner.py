@@ -86,6 +86,25 @@ def test_resumes_without_asking_again(spider, tmp_path):
         run_eval(spider, "baseline", model, get_settings(), limit=4, seed=2, out_dir=tmp_path)
 
 
+def test_first_stops_early_and_a_later_run_continues(spider, tmp_path):
+    chosen = select_examples(spider.examples, 5, seed=3)
+    model = ScriptedModel(answering(chosen, {}))
+    run = run_eval(spider, "baseline", model, get_settings(), limit=5, seed=3, out_dir=tmp_path, first=2)
+    assert [r["id"] for r in run.records] == [e.id for e in chosen[:2]] and len(model.requests) == 2
+
+    run = run_eval(spider, "baseline", model, get_settings(), limit=5, seed=3, out_dir=tmp_path)
+    assert [r["id"] for r in run.records] == [e.id for e in chosen] and len(model.requests) == 5
+
+
+def test_refuses_to_mix_method_settings(spider, tmp_path):
+    chosen = select_examples(spider.examples, 2, seed=3)
+    model = ScriptedModel(answering(chosen, {}))
+    run_eval(spider, "baseline", model, get_settings(), limit=2, seed=3, out_dir=tmp_path, first=1)
+    other = get_settings().with_overrides(pipeline={"examples_k": 0})
+    with pytest.raises(DatasetError, match=r"holds another run \(pipeline_settings: examples_k=3\)"):
+        run_eval(spider, "baseline", model, other, limit=2, seed=3, out_dir=tmp_path)
+
+
 def test_failed_gold_is_recorded_and_excluded(spider, tmp_path):
     good, bad = spider.examples[0], replace(spider.examples[1], gold_sql="SELECT missing_column FROM singer")
     dataset = replace(spider, examples=[good, bad])

@@ -21,10 +21,12 @@ LIMIT = typer.Option(None, "--limit", help="Evaluate N questions drawn at random
 SEED = typer.Option(0, "--seed", help="Sampling seed: the same seed draws the same questions.")
 METHOD = typer.Option("baseline", "--method", "-m", help="baseline, self-consistency or pipeline.")
 MODEL = typer.Option(None, "--model", help="Model name (default from settings).")
+FIRST = typer.Option(None, "--first", help="Stop after the sample's first K questions (a later run continues).")
 OUT = typer.Option(None, "--out", help="Results folder (default runs/eval/<dataset>-<method>-<model>-<limit>-<seed>/).")
 
 
-def _run(dataset: Dataset, method: str, model: str | None, limit: int | None, seed: int, out: Path | None) -> None:
+def _run(dataset: Dataset, method: str, model: str | None, limit: int | None, seed: int, out: Path | None,
+         first: int | None = None) -> None:
     from askchain.config import get_settings
     from askchain.eval.runner import run_eval
 
@@ -34,7 +36,7 @@ def _run(dataset: Dataset, method: str, model: str | None, limit: int | None, se
     skipped = sum(dataset.skipped.values())
     if skipped:
         console.print(f"[dim]{skipped} questions skipped: database missing ({', '.join(sorted(dataset.skipped))})[/dim]")
-    run = run_eval(dataset, method, model, settings, limit, seed, out, console=console)
+    run = run_eval(dataset, method, model, settings, limit, seed, out, console=console, first=first)
     _print_summary(run.out_dir)
 
 
@@ -64,9 +66,10 @@ def spider(
     data: Optional[Path] = typer.Option(None, "--data", help="Spider folder (default $ASKCHAIN_SHARED_DATA/spider)."),
     split: str = typer.Option("dev", "--split", help="Reads <data>/<split>.json."),
     limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
+    first: Optional[int] = FIRST,
 ):
     """Spider: execution accuracy, scored Spider-style by default (multiset rows, any column order)."""
-    _run(load_spider(data or shared_data_dir() / "spider", split), method, model, limit, seed, out)
+    _run(load_spider(data or shared_data_dir() / "spider", split), method, model, limit, seed, out, first)
 
 
 @app.command()
@@ -74,18 +77,20 @@ def bird(
     data: Optional[Path] = typer.Option(None, "--data", help="BIRD folder (default $ASKCHAIN_SHARED_DATA/bird)."),
     split: str = typer.Option("dev", "--split", help="dev or minidev."),
     limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
+    first: Optional[int] = FIRST,
 ):
     """BIRD: the evidence is passed as a hint; scored by BIRD's EX (row sets) by default."""
-    _run(load_bird(data or shared_data_dir() / "bird", split), method, model, limit, seed, out)
+    _run(load_bird(data or shared_data_dir() / "bird", split), method, model, limit, seed, out, first)
 
 
 @app.command()
 def eth(
     questions: Optional[Path] = typer.Option(None, "--questions", help="Questions JSONL (default: the Ethereum domain's)."),
     limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
+    first: Optional[int] = FIRST,
 ):
     """The Ethereum questions on the local Ethereum database, scored Spider 2.0-style by default."""
-    _run(load_eth(questions), method, model, limit, seed, out)
+    _run(load_eth(questions), method, model, limit, seed, out, first)
 
 
 @app.command()

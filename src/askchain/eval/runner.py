@@ -168,12 +168,25 @@ def _check_meta(out_dir: Path, meta: dict[str, Any]) -> None:
     if not path.is_file():
         return
     previous = json.loads(path.read_text())
-    keys = ("dataset", "split", "method", "model", "limit", "seed")
+    keys = ("dataset", "split", "method", "model", "limit", "seed", "pipeline_settings")
     different = [k for k in keys if previous.get(k) != meta.get(k)]
     if different:
         raise DatasetError(
-            f"{out_dir} holds another run ({', '.join(f'{k}={previous.get(k)}' for k in different)}); choose another --out"
+            f"{out_dir} holds another run ({', '.join(_difference(k, previous.get(k), meta.get(k)) for k in different)}); "
+            "choose another --out"
         )
+
+
+def _difference(key: str, before: Any, now: Any) -> str:
+    if isinstance(before, dict) and isinstance(now, dict):
+        changed = sorted(k for k in before.keys() | now.keys() if before.get(k) != now.get(k))
+        return f"{key}: {', '.join(f'{k}={before.get(k)}' for k in changed)}"
+    return f"{key}={before}"
+
+
+def _method_settings(settings: Settings) -> dict[str, Any]:
+    """The settings that change a method's answers: a results folder must not mix two of them."""
+    return settings.pipeline.model_dump(exclude={"answer", "traces", "method"})
 
 
 def run_eval(
@@ -187,8 +200,12 @@ def run_eval(
     *,
     comparator: str | None = None,
     console: Console | None = None,
+    first: int | None = None,
 ) -> EvalRun:
-    """Evaluate `method` with `model` on a sample of `dataset`; append to `out_dir`/results.jsonl and write the report."""
+    """Evaluate `method` with `model` on a sample of `dataset`; append to `out_dir`/results.jsonl and write the report.
+
+    `first` stops after the sample's first `first` questions, so a long comparison can be split across sittings
+    (a later run with a larger `first`, or none, continues where this one stopped)."""
     from askchain.eval.report import write_report
     from askchain.llm.registry import get_model
     from askchain.pipeline.methods import get_method
@@ -205,11 +222,12 @@ def run_eval(
         "dataset": dataset.name, "split": dataset.split, "source": dataset.source, "method": method, "model": model_name,
         "limit": limit, "seed": seed, "comparator": comparator, "questions": len(selected),
         "skipped_missing_db": dataset.skipped,
+        "pipeline_settings": _method_settings(settings),
     }
     _check_meta(out_dir, meta)
     records = read_results(out_dir)
     done = {r["id"] for r in records}
-    pending = [e for e in selected if e.id not in done]
+    pending = [e for e in selected[:first] if e.id not in done]
     chat_model = model if isinstance(model, ChatModel) or not pending else get_model(model_name, settings)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / META_FILE).write_text(json.dumps(meta, indent=2))
