@@ -24,6 +24,7 @@ class LLMSettings(BaseModel):
     seed: int = 42
     threads: int | None = None
     context_tokens: int | None = None
+    prompt_states_mb: int = 1024
 
 
 class DBSettings(BaseModel):

@@ -128,3 +128,29 @@ def test_a_reply_stops_at_the_end_of_its_sql_block(settings, n):
     for text in reply.texts:
         assert "```sql" in text and text.rstrip().rstrip(";").endswith(extract_sql(text)), text  # nothing after the query
         assert "count" in extract_sql(text).lower()
+
+
+SCHEMA_A = "CREATE TABLE singer(singer_id INT PRIMARY KEY, name TEXT, country TEXT, age INT, song_name TEXT);\n" * 12
+SCHEMA_B = "CREATE TABLE concert(concert_id INT PRIMARY KEY, concert_name TEXT, theme TEXT, stadium_id INT, year INT);\n" * 12
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_prompt_resumes_from_an_earlier_saved_state_not_only_the_last(settings, n):
+    """A, then B, then A again with another question: the third call starts from A's saved KV cells and answers
+    exactly as it does from a cold cache (greedy)."""
+    from askchain.llm.llamacpp import LlamaCppModel
+
+    def ask(schema: str, question: str):
+        return [{"role": "system", "content": schema}, {"role": "user", "content": f"Write SQLite SQL: {question}"}]
+
+    model = get_model("qwen2.5-coder-0.5b", settings)
+    assert isinstance(model, LlamaCppModel)
+    states = model.loaded.states
+    model.complete(ask(SCHEMA_A, "names of singers"), max_tokens=20, n=n)
+    model.complete(ask(SCHEMA_B, "concerts in 2014"), max_tokens=20, n=n)
+    before = states.restored_tokens
+    warm = model.complete(ask(SCHEMA_A, "how many singers are older than 40?"), max_tokens=30, n=n)
+    assert states.restored_tokens - before > 200  # most of A's system prompt came back from its saved state
+
+    cold = get_model("qwen2.5-coder-0.5b", settings.with_overrides(llm={"prompt_states_mb": 0, "context_tokens": 2304}))
+    assert cold.complete(ask(SCHEMA_A, "how many singers are older than 40?"), max_tokens=30, n=n).texts == warm.texts

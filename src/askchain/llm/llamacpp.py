@@ -6,13 +6,27 @@ import atexit
 import contextlib
 import os
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from askchain.errors import ConfigError
 from askchain.llm.base import ChatModel, ChatRequest, RawSample
 from askchain.llm.llamacpp_batch import PARALLEL_SEQUENCES, chat_prompt_tokens, context_params_for_batches, sample_batch
+from askchain.llm.prompt_states import PromptStates
 
-_loaded: dict[tuple[str, int], object] = {}
+
+
+@dataclass
+class _Loaded:
+    """One loaded model and what belongs to its single context: the lock serialising its calls (its KV cache is
+    the prompt cache every call reuses) and the saved states of earlier prompts."""
+
+    llama: object
+    states: PromptStates
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_loaded: dict[tuple[str, int], _Loaded] = {}
 _load_lock = threading.Lock()
 
 
@@ -20,17 +34,17 @@ _load_lock = threading.Lock()
 def _close_models() -> None:
     """Free the models before interpreter shutdown tears down the modules llama.cpp's finaliser needs."""
     while _loaded:
-        _, llama = _loaded.popitem()
-        llama.close()
+        _, loaded = _loaded.popitem()
+        loaded.llama.close()
 
 
-def _load(path: Path, context_tokens: int, threads: int | None):
+def _load(path: Path, context_tokens: int, threads: int | None, prompt_states_mb: int) -> _Loaded:
     import llama_cpp  # a core dependency, imported on first use: loading it is slow
     key = (str(path), context_tokens)
     with _load_lock:
         if key not in _loaded:
             try:
-                _loaded[key] = llama_cpp.Llama(
+                llama = llama_cpp.Llama(
                     model_path=str(path),
                     n_ctx=context_tokens,
                     n_threads=threads or os.cpu_count(),
@@ -39,7 +53,8 @@ def _load(path: Path, context_tokens: int, threads: int | None):
                 )
             except ValueError as exc:
                 raise ConfigError(f"llama.cpp cannot load {path}: {exc}") from exc
-            _allow_parallel_sequences(_loaded[key])
+            _allow_parallel_sequences(llama)
+            _loaded[key] = _Loaded(llama, PromptStates(prompt_states_mb << 20))
         return _loaded[key]
 
 
@@ -58,37 +73,52 @@ def _allow_parallel_sequences(llama) -> None:
 class LlamaCppModel(ChatModel):
     supports_json_schema = True
 
-    def __init__(self, path: Path, *, name: str, context_tokens: int = 8192, threads: int | None = None, cache=None):
+    def __init__(
+        self, path: Path, *, name: str, context_tokens: int = 8192, threads: int | None = None, cache=None,
+        prompt_states_mb: int = 1024,
+    ):
         super().__init__(cache)
         self.model_id = f"llamacpp:{name}"
         self.path = path
         self.context_tokens = context_tokens
         self.threads = threads
-        # llama.cpp keeps the KV cache of the last prompt and reuses its longest shared prefix,
-        # so calls are serialised: callers put the stable part (schema, instructions) first.
-        self._lock = threading.Lock()
+        self.prompt_states_mb = prompt_states_mb
+
+    @property
+    def loaded(self) -> _Loaded:
+        return _load(self.path, self.context_tokens, self.threads, self.prompt_states_mb)
 
     @property
     def llama(self):
-        return _load(self.path, self.context_tokens, self.threads)
+        return self.loaded.llama
 
     def _sample(self, request: ChatRequest) -> list[RawSample]:
         response_format = {"type": "json_object", "schema": request.schema} if request.json_schema else None
+        loaded = self.loaded
+        # llama.cpp reuses the longest prefix its KV cache (or a saved state) shares with the prompt, so calls are
+        # serialised and callers put the stable part (schema, instructions) first.
+        with loaded.lock:
+            llama, states = loaded.llama, loaded.states
+            states.restore_best(llama, chat_prompt_tokens(llama, request.message_dicts))
+            try:
+                if request.n > 1 and not request.json_schema:
+                    return self._sample_together(llama, request)
+                return self._sample_each(llama, request, response_format)
+            finally:
+                states.save(llama)
+
+    def _sample_each(self, llama, request: ChatRequest, response_format) -> list[RawSample]:
         samples = []
-        with self._lock:
-            llama = self.llama
-            if request.n > 1 and not request.json_schema:
-                return self._sample_together(llama, request)
-            for i in range(request.n):
-                out = self._complete_one(llama, request, response_format, seed=request.seed + i)
-                usage = out["usage"]
-                samples.append(
-                    RawSample(
-                        text=out["choices"][0]["message"]["content"] or "",
-                        prompt_tokens=usage["prompt_tokens"],
-                        completion_tokens=usage["completion_tokens"],
-                    )
+        for i in range(request.n):
+            out = self._complete_one(llama, request, response_format, seed=request.seed + i)
+            usage = out["usage"]
+            samples.append(
+                RawSample(
+                    text=out["choices"][0]["message"]["content"] or "",
+                    prompt_tokens=usage["prompt_tokens"],
+                    completion_tokens=usage["completion_tokens"],
                 )
+            )
         return samples
 
     def _sample_together(self, llama, request: ChatRequest) -> list[RawSample]:

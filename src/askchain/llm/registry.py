@@ -42,12 +42,18 @@ def _build(name: str, settings: Settings, cache) -> ChatModel:
         weights = EmbeddedWeights(**spec["embedded"])
         path = weights.assemble(settings.paths.cache("models", "x").parent)
         context = settings.llm.context_tokens or spec["context_tokens"]
-        return LlamaCppModel(path, name=name, context_tokens=context, threads=settings.llm.threads, cache=cache)
+        return LlamaCppModel(
+            path, name=name, context_tokens=context, threads=settings.llm.threads, cache=cache,
+            prompt_states_mb=settings.llm.prompt_states_mb,
+        )
     if name.endswith(".gguf"):
         path = Path(name).expanduser()
         if not path.is_file():
             raise ConfigError(f"model file {path} does not exist")
-        return LlamaCppModel(path, name=path.name, context_tokens=settings.llm.context_tokens or 8192, threads=settings.llm.threads, cache=cache)
+        return LlamaCppModel(
+            path, name=path.name, context_tokens=settings.llm.context_tokens or 8192, threads=settings.llm.threads,
+            cache=cache, prompt_states_mb=settings.llm.prompt_states_mb,
+        )
     provider, _, model = name.partition(":")
     if provider == "openai" and model:
         from askchain.llm.openai_compat import OpenAIModel
