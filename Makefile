@@ -18,9 +18,11 @@ WHEELS        := $(HOME)/.cache/askchain/wheels/native-$(CPU_ID)
 EXTRAS        := model-1_5b,model-0_5b,pipeline,server,openai,bigquery,postgres,test
 
 # `make compare`: the three methods one after another on the same Spider sample, from an empty response cache
-# (cached replies would hide latency); results are resumable, in runs/eval/compare-*.
+# (cached replies would hide latency). Results are kept in git under benchmarks/ and resumable: FIRST=K stops
+# after the sample's first K questions, a later run continues.
 N      ?= 200
 SEED   ?= 7
+FIRST  ?= $(N)
 MODEL  ?= qwen2.5-coder-1.5b
 METHODS ?= pipeline self-consistency baseline
 
@@ -46,9 +48,10 @@ test: install
 
 compare: install
 	for method in $(METHODS); do \
-	  ASKCHAIN_LLM__CACHE=false $(BIN)/askchain eval spider --limit $(N) --seed $(SEED) --method $$method \
-	    --model $(MODEL) --out runs/eval/compare-spider-$$method-$(N)-$(SEED) || exit 1; \
+	  ASKCHAIN_LLM__CACHE=false $(BIN)/askchain eval spider --limit $(N) --seed $(SEED) --first $(FIRST) \
+	    --method $$method --model $(MODEL) --out benchmarks/spider-$(N)-$(SEED)/$$method || exit 1; \
 	done
+	$(BIN)/askchain eval compare $(foreach m,$(METHODS),benchmarks/spider-$(N)-$(SEED)/$(m))
 
 clean:
 	rm -rf $(VENV) .venv-bqemu
