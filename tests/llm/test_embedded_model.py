@@ -154,3 +154,16 @@ def test_a_prompt_resumes_from_an_earlier_saved_state_not_only_the_last(settings
 
     cold = get_model("qwen2.5-coder-0.5b", settings.with_overrides(llm={"prompt_states_mb": 0, "context_tokens": 2304}))
     assert cold.complete(ask(SCHEMA_A, "how many singers are older than 40?"), max_tokens=30, n=n).texts == warm.texts
+
+
+def test_different_prompts_decoded_together_match_one_by_one(settings):
+    """Revisions of several queries: prompts sharing a prefix, decoded side by side, answer as they do alone."""
+    model = get_model("qwen2.5-coder-0.5b", settings)
+    prompts = [
+        [{"role": "system", "content": SCHEMA_A}, {"role": "user", "content": f"Write SQLite SQL: {question}"}]
+        for question in ("names of singers from France", "how many singers are there?", "the oldest singer's song")
+    ]
+    together = model.complete_many(prompts, max_tokens=30)
+    alone = [model.complete(p, max_tokens=30).text for p in prompts]
+    assert [c.text for c in together] == alone
+    assert all(c.usage.prompt_tokens == len_ for c, len_ in zip(together, [model.complete(p, max_tokens=1).usage.prompt_tokens for p in prompts]))

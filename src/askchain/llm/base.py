@@ -131,6 +131,10 @@ class ChatModel(ABC):
     def _sample(self, request: ChatRequest) -> list[RawSample]:
         """Return `request.n` samples."""
 
+    def _sample_many(self, requests: list[ChatRequest]) -> list[list[RawSample]]:
+        """Samples for several requests; providers that can decode them side by side override this."""
+        return [self._sample(request) for request in requests]
+
     def complete(
         self,
         messages: list[Message],
@@ -143,37 +147,56 @@ class ChatModel(ABC):
         seed: int = 42,
         response_model: type[T] | None = None,
     ) -> Completion:
+        return self.complete_many(
+            [messages], temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=stop, n=n, seed=seed,
+            response_model=response_model,
+        )[0]
+
+    def complete_many(
+        self,
+        prompts: list[list[Message]],
+        *,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_tokens: int = 512,
+        stop: list[str] | None = None,
+        n: int = 1,
+        seed: int = 42,
+        response_model: type[T] | None = None,
+    ) -> list[Completion]:
+        """One completion per prompt, with the same sampling options: independent prompts (e.g. revisions of several
+        failed queries) that a provider may decode together. Each is cached and metered as its own call."""
         schema = json.dumps(response_model.model_json_schema(), sort_keys=True) if response_model else None
         if schema and not self.supports_json_schema:
-            messages = _ask_for_json(messages, schema)
-        request = ChatRequest(
-            messages=tuple((m["role"], m["content"]) for m in messages),
-            temperature=temperature,
-            top_p=top_p,
-            max_tokens=max_tokens,
-            stop=tuple(stop or ()),
-            n=n,
-            seed=seed,
-            json_schema=schema,
-        )
-        key = request.cache_key(self.model_id)
-        cached = self.cache.get(key) if self.cache else None
+            prompts = [_ask_for_json(messages, schema) for messages in prompts]
+        requests = [
+            ChatRequest(
+                messages=tuple((m["role"], m["content"]) for m in messages), temperature=temperature, top_p=top_p,
+                max_tokens=max_tokens, stop=tuple(stop or ()), n=n, seed=seed, json_schema=schema,
+            )
+            for messages in prompts
+        ]
+        keys = [request.cache_key(self.model_id) for request in requests]
+        found = {i: self.cache.get(key) for i, key in enumerate(keys)} if self.cache else {}
+        missing = [i for i in range(len(requests)) if found.get(i) is None]
         started = time.perf_counter()
-        if cached is not None:
-            samples = [RawSample(**s) for s in cached]
-            usage = Usage(calls=1, cached_calls=1)
-        else:
-            samples = self._sample(request)
-            usage = Usage(calls=1)
-            if self.cache:
-                self.cache.put(key, [s.__dict__ for s in samples])
-        usage.prompt_tokens = sum(s.prompt_tokens for s in samples)
-        usage.completion_tokens = sum(s.completion_tokens for s in samples)
-        usage.seconds = time.perf_counter() - started
-        _record(usage)
-        texts = [s.text for s in samples]
-        parsed = [parse_json_reply(t, response_model) for t in texts] if response_model else []
-        return Completion(texts=texts, usage=usage, parsed=parsed)
+        fresh = dict(zip(missing, self._sample_many([requests[i] for i in missing]))) if missing else {}
+        seconds = (time.perf_counter() - started) / max(len(missing), 1)
+        completions = []
+        for i, key in enumerate(keys):
+            if i in fresh:
+                samples, usage = fresh[i], Usage(calls=1, seconds=seconds)
+                if self.cache:
+                    self.cache.put(key, [s.__dict__ for s in samples])
+            else:
+                samples, usage = [RawSample(**s) for s in found[i]], Usage(calls=1, cached_calls=1)
+            usage.prompt_tokens = sum(s.prompt_tokens for s in samples)
+            usage.completion_tokens = sum(s.completion_tokens for s in samples)
+            _record(usage)
+            texts = [s.text for s in samples]
+            parsed = [parse_json_reply(t, response_model) for t in texts] if response_model else []
+            completions.append(Completion(texts=texts, usage=usage, parsed=parsed))
+        return completions
 
 
 def _ask_for_json(messages: list[Message], schema: str) -> list[Message]:

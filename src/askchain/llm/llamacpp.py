@@ -93,21 +93,26 @@ class LlamaCppModel(ChatModel):
         return self.loaded.llama
 
     def _sample(self, request: ChatRequest) -> list[RawSample]:
-        response_format = {"type": "json_object", "schema": request.schema} if request.json_schema else None
+        return self._sample_many([request])[0]
+
+    def _sample_many(self, requests: list[ChatRequest]) -> list[list[RawSample]]:
         loaded = self.loaded
         # llama.cpp reuses the longest prefix its KV cache (or a saved state) shares with the prompt, so calls are
         # serialised and callers put the stable part (schema, instructions) first.
         with loaded.lock:
             llama, states = loaded.llama, loaded.states
-            states.restore_best(llama, chat_prompt_tokens(llama, request.message_dicts))
+            prompts = [chat_prompt_tokens(llama, request.message_dicts) for request in requests]
+            states.restore_best(llama, prompts[0])
             try:
-                if request.n > 1 and not request.json_schema:
-                    return self._sample_together(llama, request)
-                return self._sample_each(llama, request, response_format)
+                if any(r.json_schema for r in requests) or (len(requests) == 1 and requests[0].n == 1):
+                    return [self._sample_each(llama, request) for request in requests]
+                return self._sample_side_by_side(llama, requests, prompts)
             finally:
                 states.save(llama)
 
-    def _sample_each(self, llama, request: ChatRequest, response_format) -> list[RawSample]:
+    def _sample_each(self, llama, request: ChatRequest) -> list[RawSample]:
+        """Samples one after another through llama-cpp-python's chat API (needed for schema-constrained output)."""
+        response_format = {"type": "json_object", "schema": request.schema} if request.json_schema else None
         samples = []
         for i in range(request.n):
             out = self._complete_one(llama, request, response_format, seed=request.seed + i)
@@ -121,21 +126,21 @@ class LlamaCppModel(ChatModel):
             )
         return samples
 
-    def _sample_together(self, llama, request: ChatRequest) -> list[RawSample]:
-        """Several plain-text samples decoded in one batch; the prompt is evaluated (and counted) once."""
-        prompt = chat_prompt_tokens(llama, request.message_dicts)
-        samples = []
-        for first in range(0, request.n, PARALLEL_SEQUENCES):
-            count = min(PARALLEL_SEQUENCES, request.n - first)
+    def _sample_side_by_side(self, llama, requests: list[ChatRequest], prompts: list[list[int]]) -> list[list[RawSample]]:
+        """Every sample of every request decoded in batches of up to PARALLEL_SEQUENCES sequences; shared prompt
+        prefixes are evaluated once, and each request's prompt tokens are counted once."""
+        sequences = [(r, i) for r, request in enumerate(requests) for i in range(request.n)]
+        samples: list[list[RawSample]] = [[] for _ in requests]
+        for first in range(0, len(sequences), PARALLEL_SEQUENCES):
+            chunk = sequences[first : first + PARALLEL_SEQUENCES]
+            options = requests[chunk[0][0]]
             with self._context_errors():
                 outputs = sample_batch(
-                    llama, prompt, n=count, temperature=request.temperature, top_p=request.top_p,
-                    max_tokens=request.max_tokens, stop=request.stop, seed=request.seed + first,
+                    llama, [prompts[r] for r, _ in chunk], temperature=options.temperature, top_p=options.top_p,
+                    max_tokens=options.max_tokens, stop=options.stop, seeds=[requests[r].seed + i for r, i in chunk],
                 )
-            samples += [
-                RawSample(text=text, prompt_tokens=len(prompt) if first + i == 0 else 0, completion_tokens=tokens)
-                for i, (text, tokens) in enumerate(outputs)
-            ]
+            for (r, i), (text, tokens) in zip(chunk, outputs):
+                samples[r].append(RawSample(text, prompt_tokens=len(prompts[r]) if i == 0 else 0, completion_tokens=tokens))
         return samples
 
     def _complete_one(self, llama, request: ChatRequest, response_format, seed: int) -> dict:

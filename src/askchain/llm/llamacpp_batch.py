@@ -47,6 +47,10 @@ def chat_prompt_tokens(llama, messages: list[dict[str, str]]) -> list[int]:
 
 def _evaluate_prompt(llama, tokens: list[int]) -> None:
     """Bring sequence 0 to exactly `tokens`, reusing the longest prefix already in the KV cache."""
+    if not tokens:
+        llama._ctx.kv_cache_seq_rm(-1, -1, -1)
+        llama.n_tokens = 0
+        return
     shared = 0
     for cached, wanted in zip(llama.input_ids[: llama.n_tokens], tokens):
         if cached != wanted:
@@ -75,32 +79,42 @@ def _sampler(temperature: float, top_p: float, seed: int):
 
 def sample_batch(
     llama,
-    prompt: list[int],
+    prompts: list[list[int]],
     *,
-    n: int,
     temperature: float,
     top_p: float,
     max_tokens: int,
     stop: tuple[str, ...],
-    seed: int,
+    seeds: list[int],
 ) -> list[tuple[str, int]]:
-    """`n` completions of `prompt` decoded side by side, as (text, completion tokens) pairs."""
+    """One completion per prompt, decoded side by side, as (text, completion tokens) pairs.
+
+    Identical prompts (n samples of one prompt) share the prompt's cells and its last logits. Different prompts
+    (e.g. revisions of several queries over one schema) share their common prefix, evaluated once; each sequence
+    then evaluates its own suffix. Sequence 0 is left holding the first prompt.
+    """
     import llama_cpp
     from llama_cpp._internals import LlamaBatch
 
-    if n > PARALLEL_SEQUENCES:
-        raise ValueError(f"at most {PARALLEL_SEQUENCES} samples per batch, asked for {n}")
-    if len(prompt) + n * max_tokens > llama.n_ctx():
+    n = len(prompts)
+    if not 0 < n <= PARALLEL_SEQUENCES:
+        raise ValueError(f"1 to {PARALLEL_SEQUENCES} sequences per batch, asked for {n}")
+    same = all(p == prompts[0] for p in prompts)
+    shared = len(prompts[0]) if same else min(min(len(p) for p in prompts) - 1, _common_prefix(prompts))
+    if shared + sum(len(p) - shared + max_tokens for p in prompts) > llama.n_ctx():
         raise ValueError("Requested tokens exceed context window")
-    _evaluate_prompt(llama, prompt)
+    _evaluate_prompt(llama, prompts[0][:shared] if not same else prompts[0])
     context, vocab = llama._ctx, llama._model.vocab
-    start = len(prompt)
     for seq_id in range(1, n):
-        context.kv_cache_seq_cp(0, seq_id, 0, start)
-    sequences = [_Sequence(seq_id, _sampler(temperature, top_p, seed + seq_id)) for seq_id in range(n)]
-    batch = LlamaBatch(n_tokens=n, embd=0, n_seq_max=1, verbose=False)
+        context.kv_cache_seq_cp(0, seq_id, 0, shared)
+    sequences = [_Sequence(seq_id, _sampler(temperature, top_p, seeds[seq_id])) for seq_id in range(n)]
+    batch = LlamaBatch(n_tokens=max(n, llama.n_batch), embd=0, n_seq_max=1, verbose=False)
     try:
-        logit_rows = {sequence.seq_id: -1 for sequence in sequences}  # every sequence starts from the prompt's logits
+        if same:
+            logit_rows = {seq_id: -1 for seq_id in range(n)}  # every sample starts from the prompt's logits
+        else:
+            logit_rows = _evaluate_suffixes(context, batch, prompts, shared, llama.n_batch)
+        starts = [len(p) for p in prompts]
         for step in range(max_tokens):
             active = []
             for sequence in sequences:
@@ -118,12 +132,9 @@ def sample_batch(
                 active.append((sequence, token))
             if not active:
                 break
-            b = batch.batch
-            b.n_tokens = len(active)
-            for row, (sequence, token) in enumerate(active):
-                b.token[row], b.pos[row] = token, start + len(sequence.tokens) - 1
-                b.seq_id[row][0], b.n_seq_id[row], b.logits[row] = sequence.seq_id, 1, True
-                logit_rows[sequence.seq_id] = row
+            rows = [(token, starts[seq.seq_id] + len(seq.tokens) - 1, seq.seq_id, True) for seq, token in active]
+            _fill(batch, rows)
+            logit_rows.update({seq.seq_id: row for row, (seq, _) in enumerate(active)})
             context.decode(batch)
     finally:
         batch.close()
@@ -131,10 +142,41 @@ def sample_batch(
             sequence.sampler.close()
         for seq_id in range(1, n):
             context.kv_cache_seq_rm(seq_id, -1, -1)
-        context.kv_cache_seq_rm(0, start, -1)
-        llama.n_tokens = start
+        first = prompts[0]
+        context.kv_cache_seq_rm(0, len(first), -1)
+        llama.input_ids[: len(first)] = first
+        llama.n_tokens = len(first)
         llama._requires_eval = True  # the last logits belong to a sample, not to the prompt
     return [(_cut_at_stop(sequence.text, stop), len(sequence.tokens)) for sequence in sequences]
+
+
+def _common_prefix(prompts: list[list[int]]) -> int:
+    n = 0
+    for column in zip(*prompts):
+        if any(token != column[0] for token in column):
+            break
+        n += 1
+    return n
+
+
+def _fill(batch, rows: list[tuple[int, int, int, bool]]) -> None:
+    """Put (token, position, sequence, wants logits) rows into a llama.cpp batch."""
+    b = batch.batch
+    b.n_tokens = len(rows)
+    for i, (token, pos, seq_id, logits) in enumerate(rows):
+        b.token[i], b.pos[i], b.seq_id[i][0], b.n_seq_id[i], b.logits[i] = token, pos, seq_id, 1, logits
+
+
+def _evaluate_suffixes(context, batch, prompts: list[list[int]], shared: int, limit: int) -> dict[int, int]:
+    """Each sequence's tokens after the shared prefix, in chunks of at most `limit`; the last token of every
+    sequence is decoded in one final batch so that all their logits are rows of it. Returns seq -> logits row."""
+    body = [(p[pos], pos, seq_id, False) for seq_id, p in enumerate(prompts) for pos in range(shared, len(p) - 1)]
+    for begin in range(0, len(body), limit):
+        _fill(batch, body[begin : begin + limit])
+        context.decode(batch)
+    _fill(batch, [(p[-1], len(p) - 1, seq_id, True) for seq_id, p in enumerate(prompts)])
+    context.decode(batch)
+    return {seq_id: seq_id for seq_id in range(len(prompts))}
 
 
 def _cut_at_stop(text: str, stop: tuple[str, ...]) -> str:

@@ -68,16 +68,20 @@ def execute_candidates(
         return list(pool.map(run, candidates))
 
 
-def revise_one(execution: Execution, ctx: GenerationContext, model: ChatModel, seed: int, round_no: int) -> Candidate:
-    reply = model.complete(
-        ctx.messages("askchain.pipeline", "revise", sql=execution.candidate.sql, problem=execution.problem()),
+def revise_all(failed: list[Execution], ctx: GenerationContext, model: ChatModel, seed: int, round_no: int) -> list[Candidate]:
+    """Each failed query revised as a minimal edit with its problem; the prompts share the context's prefix, so a
+    provider that decodes prompts side by side revises them all for little more than one."""
+    replies = model.complete_many(
+        [ctx.messages("askchain.pipeline", "revise", sql=ex.candidate.sql, problem=ex.problem()) for ex in failed],
         temperature=0.0 if round_no == 1 else 0.5, max_tokens=320, stop=END_OF_SQL_BLOCK, seed=seed + round_no,
     )
-    origin = execution.candidate.generator.split("+")[0]
-    return Candidate(
-        extract_sql(reply.text), f"{origin}+revision", parent=execution.candidate.sql, round=round_no,
-        votes=execution.candidate.votes,  # the fix stands for every sample that wrote the broken query
-    )
+    return [
+        Candidate(
+            extract_sql(reply.text), f"{ex.candidate.generator.split('+')[0]}+revision", parent=ex.candidate.sql,
+            round=round_no, votes=ex.candidate.votes,  # the fix stands for every sample that wrote the broken query
+        )
+        for ex, reply in zip(failed, replies)
+    ]
 
 
 def revision_loop(
@@ -122,5 +126,5 @@ def revision_loop(
             break
         failed = failed[: max_revisions - revisions]
         revisions += len(failed)
-        pending = [revise_one(ex, ctx, model, seed, round_no + 1) for ex in failed]
+        pending = revise_all(failed, ctx, model, seed, round_no + 1)
     return list(executed.values())
