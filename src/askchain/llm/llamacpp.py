@@ -104,14 +104,14 @@ class LlamaCppModel(ChatModel):
             prompts = [chat_prompt_tokens(llama, request.message_dicts) for request in requests]
             states.restore_best(llama, prompts[0])
             try:
-                if any(r.json_schema for r in requests) or (len(requests) == 1 and requests[0].n == 1):
+                if any(r.json_schema for r in requests):
                     return [self._sample_each(llama, request) for request in requests]
                 return self._sample_side_by_side(llama, requests, prompts)
             finally:
                 states.save(llama)
 
     def _sample_each(self, llama, request: ChatRequest) -> list[RawSample]:
-        """Samples one after another through llama-cpp-python's chat API (needed for schema-constrained output)."""
+        """Samples one after another through llama-cpp-python's chat API, for its schema-constrained decoding."""
         response_format = {"type": "json_object", "schema": request.schema} if request.json_schema else None
         samples = []
         for i in range(request.n):

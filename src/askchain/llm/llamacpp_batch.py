@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 
 PARALLEL_SEQUENCES = 8  # sequences the context is created for: the most samples one batch decodes
 TOP_K, MIN_P = 40, 0.05  # llama-cpp-python's chat defaults, so batched and sequential samples match in kind
+#: A sample whose last LOOP_TOKENS tokens already occurred twice before is stuck in a loop (small models repeat a
+#: condition until max_tokens): it is ended there instead of holding its whole batch to max_tokens.
+LOOP_TOKENS = 16
 
 
 def context_params_for_batches(params) -> None:
@@ -126,7 +129,7 @@ def sample_batch(
                     continue
                 sequence.tokens.append(token)
                 sequence.text = llama.detokenize(sequence.tokens).decode("utf-8", errors="ignore")
-                if any(marker in sequence.text for marker in stop) or step == max_tokens - 1:
+                if any(marker in sequence.text for marker in stop) or step == max_tokens - 1 or looping(sequence.tokens):
                     sequence.done = True
                     continue
                 active.append((sequence, token))
@@ -148,6 +151,13 @@ def sample_batch(
         llama.n_tokens = len(first)
         llama._requires_eval = True  # the last logits belong to a sample, not to the prompt
     return [(_cut_at_stop(sequence.text, stop), len(sequence.tokens)) for sequence in sequences]
+
+
+def looping(tokens: list[int]) -> bool:
+    if len(tokens) < 3 * LOOP_TOKENS:
+        return False
+    tail = tokens[-LOOP_TOKENS:]
+    return sum(tokens[i : i + LOOP_TOKENS] == tail for i in range(len(tokens) - LOOP_TOKENS)) >= 2
 
 
 def _common_prefix(prompts: list[list[int]]) -> int:
