@@ -63,7 +63,7 @@ class PipelineSettings(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     method: str = "pipeline"
-    examples_k: int = 3
+    examples_k: int = 0
     skeleton: str = "rules"
     qdrant_url: str | None = None
     schema_linking: str = "auto"
@@ -74,7 +74,7 @@ class PipelineSettings(BaseModel):
     draft_generator: str = "direct"
     agreement_exit: int = 4
     revision_rounds: int = 5
-    max_revisions: int = 3
+    max_revisions: int = 6
     selection_max_groups: int = 3
     majority_margin: float = 2
     self_consistency_n: int = 6

@@ -100,8 +100,8 @@ def test_refuses_to_mix_method_settings(spider, tmp_path):
     chosen = select_examples(spider.examples, 2, seed=3)
     model = ScriptedModel(answering(chosen, {}))
     run_eval(spider, "baseline", model, get_settings(), limit=2, seed=3, out_dir=tmp_path, first=1)
-    other = get_settings().with_overrides(pipeline={"examples_k": 0})
-    with pytest.raises(DatasetError, match=r"holds another run \(pipeline_settings: examples_k=3\)"):
+    other = get_settings().with_overrides(pipeline={"examples_k": 5})
+    with pytest.raises(DatasetError, match=r"holds another run \(pipeline_settings: examples_k=0\)"):
         run_eval(spider, "baseline", model, other, limit=2, seed=3, out_dir=tmp_path)
 
 
