@@ -96,13 +96,17 @@ def test_first_stops_early_and_a_later_run_continues(spider, tmp_path):
     assert [r["id"] for r in run.records] == [e.id for e in chosen] and len(model.requests) == 5
 
 
-def test_refuses_to_mix_method_settings(spider, tmp_path):
+def test_refuses_to_mix_the_settings_a_method_reads(spider, tmp_path):
     chosen = select_examples(spider.examples, 2, seed=3)
     model = ScriptedModel(answering(chosen, {}))
-    run_eval(spider, "baseline", model, get_settings(), limit=2, seed=3, out_dir=tmp_path, first=1)
-    other = get_settings().with_overrides(pipeline={"examples_k": 5})
-    with pytest.raises(DatasetError, match=r"holds another run \(pipeline_settings: examples_k=0\)"):
-        run_eval(spider, "baseline", model, other, limit=2, seed=3, out_dir=tmp_path)
+    for method in ("baseline", "self-consistency"):
+        run_eval(spider, method, model, get_settings(), limit=2, seed=3, out_dir=tmp_path / method, first=1)
+    other_pipeline = get_settings().with_overrides(pipeline={"examples_k": 5, "max_revisions": 1})
+    run = run_eval(spider, "baseline", model, other_pipeline, limit=2, seed=3, out_dir=tmp_path / "baseline")
+    assert len(run.records) == 2  # the pipeline's knobs do not change the baseline's answers
+    other_sampling = get_settings().with_overrides(pipeline={"self_consistency_n": 3})
+    with pytest.raises(DatasetError, match=r"holds another run \(pipeline_settings: self_consistency_n=6\)"):
+        run_eval(spider, "self-consistency", model, other_sampling, limit=2, seed=3, out_dir=tmp_path / "self-consistency")
 
 
 def test_failed_gold_is_recorded_and_excluded(spider, tmp_path):

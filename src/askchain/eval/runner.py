@@ -184,9 +184,19 @@ def _difference(key: str, before: Any, now: Any) -> str:
     return f"{key}={before}"
 
 
-def _method_settings(settings: Settings) -> dict[str, Any]:
-    """The settings that change a method's answers: a results folder must not mix two of them."""
-    return settings.pipeline.model_dump(exclude={"answer", "traces", "method"})
+#: The settings each method reads: a results folder must not mix answers made under two values of them.
+METHOD_SETTINGS: dict[str, set[str] | None] = {
+    "baseline": set(),
+    "self-consistency": {"self_consistency_n", "self_consistency_temperature"},
+    "pipeline": None,  # all of `pipeline` but the answer stage, traces and the default method
+}
+
+
+def _method_settings(settings: Settings, method: str) -> dict[str, Any]:
+    used = METHOD_SETTINGS.get(method)
+    if used is None:
+        return settings.pipeline.model_dump(exclude={"answer", "traces", "method"})
+    return settings.pipeline.model_dump(include=used)
 
 
 def run_eval(
@@ -222,7 +232,7 @@ def run_eval(
         "dataset": dataset.name, "split": dataset.split, "source": dataset.source, "method": method, "model": model_name,
         "limit": limit, "seed": seed, "comparator": comparator, "questions": len(selected),
         "skipped_missing_db": dataset.skipped,
-        "pipeline_settings": _method_settings(settings),
+        "pipeline_settings": _method_settings(settings, method),
     }
     _check_meta(out_dir, meta)
     records = read_results(out_dir)
