@@ -39,6 +39,39 @@ def test_validation_errors(engine, sql, expected):
         assert any(expected in e for e in findings.errors), findings
 
 
+@pytest.mark.parametrize("sql,expected", [
+    ("SELECT nam FROM singer", "Column 'nam' does not exist in singer; did you mean Name"),
+    ("SELECT T1.Stadium_ID FROM concert AS T1 JOIN singer AS T2 ON T1.concert_ID = T2.Singer_ID WHERE T2.Capacity > 1",
+     "Column 'Capacity' does not exist in singer"),
+    ("SELECT Capacity FROM singer", "(Capacity is a column of stadium)"),
+    ("SELECT count(*) FROM singers", "table singers does not exist; did you mean singer"),
+])
+def test_validation_names_the_closest_columns_and_tables(engine, sql, expected):
+    assert expected in validate_sql(sql, engine.schema()).summary()
+
+
+def test_validation_points_a_qualified_bigquery_column_to_its_table():
+    """The small model's most common Ethereum mistake: `block_timestamp` (every other table) in blocks."""
+    from askchain.db.schema import Column, Schema, Table
+
+    prefix = "bigquery-public-data.crypto_ethereum."
+    schema = Schema([
+        Table("blocks", [Column("number", "INT64"), Column("timestamp", "TIMESTAMP"), Column("miner", "STRING")], query_name=prefix + "blocks"),
+        Table("transactions", [Column("hash", "STRING"), Column("block_timestamp", "TIMESTAMP")], query_name=prefix + "transactions"),
+    ], "bigquery")
+    summary = validate_sql(
+        "SELECT miner, COUNT(*) FROM `bigquery-public-data.crypto_ethereum.blocks` "
+        "WHERE block_timestamp >= TIMESTAMP '2026-01-01' GROUP BY miner", schema,
+    ).summary()
+    assert summary == "Column 'block_timestamp' does not exist in blocks; did you mean timestamp?"
+    summary = validate_sql(
+        "WITH top AS (SELECT miner FROM `bigquery-public-data.crypto_ethereum.blocks` WHERE block_timestamp > TIMESTAMP '2026-01-01') "
+        "SELECT t.hash FROM `bigquery-public-data.crypto_ethereum.transactions` AS t WHERE t.block_timestamp > TIMESTAMP '2026-01-01'",
+        schema,
+    ).summary()
+    assert summary == "Column 'block_timestamp' does not exist in blocks; did you mean timestamp?", "only the CTE lacks it"
+
+
 @pytest.mark.parametrize("sql,warning", [
     ("SELECT * FROM singer", "SELECT *"),
     ("SELECT Name, count(*) FROM singer", "without GROUP BY"),

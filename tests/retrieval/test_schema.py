@@ -56,6 +56,18 @@ def test_join_paths_prefer_the_shortest_and_leave_unreachable_tables_unjoined():
     assert connect_tables(schema, ["b"]) == {"b"}
 
 
+def test_linked_tables_keep_their_time_columns():
+    """A model that chose blocks.miner must still see blocks.timestamp, or "in the last 30 days" has nothing to filter."""
+    schema = Schema([
+        Table("blocks", [Column("number", "INT64", primary_key=True), Column("timestamp", "TIMESTAMP"), Column("miner", "STRING"),
+                         Column("gas_used", "INT64")]),
+        Table("events", [Column("id", "INTEGER"), Column("happened_on", "date"), Column("updated", "DATETIME"),
+                         Column("name", "TEXT")]),
+    ], "bigquery")
+    link = link_schema("Top miners?", schema, ScriptedModel([json.dumps({"blocks": ["miner"], "events": ["name"]})]))
+    assert link.columns == {"blocks": ["number", "timestamp", "miner"], "events": ["happened_on", "updated", "name"]}
+
+
 def test_validation_is_case_insensitive_and_deduplicates(superhero):
     assert validate_selection({"Colour": ["COLOUR", "colour.colour"], "colour": ["id"]}, superhero) == {"colour": ["colour", "id"]}
 

@@ -3,12 +3,15 @@ aggregates mixed with plain columns, SELECT *. Errors send a candidate to revisi
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.schema import MappingSchema
 
 from askchain.db.schema import Schema
@@ -65,7 +68,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
             continue
         name = ".".join(p.name for p in table.parts)
         if table.name.lower() not in ctes and schema.table(name) is None:
-            findings.errors.append(f"table {name} does not exist")
+            findings.errors.append(f"table {name} does not exist" + _did_you_mean(table.name, [t.name for t in schema.tables]))
     if findings.errors:
         return findings
 
@@ -73,8 +76,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
         qualify(tree.copy(), schema=sqlglot_schema(schema), dialect=dialect, validate_qualify_columns=True,
                 quote_identifiers=False, identify=False)
     except OptimizeError as exc:
-        message = str(exc).splitlines()[0]
-        findings.errors.append(message.split(". Line:")[0].replace("could not be resolved", "does not exist"))
+        findings.errors.append(_unresolved_column(str(exc), tree, schema))
     except SqlglotError:
         pass  # qualification is best effort on constructs sqlglot cannot resolve
 
@@ -88,6 +90,49 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     if any(isinstance(s, exp.Star) for s in (tree.selects if isinstance(tree, exp.Select) else [])):
         findings.warnings.append("SELECT * returns every column; select only the columns asked for")
     return findings
+
+
+UNRESOLVED_COLUMN = re.compile(r"Column '([^']+)' could not be resolved|Unknown column: (\S+)")
+
+
+def _unresolved_column(message: str, tree: exp.Expression, schema: Schema) -> str:
+    """sqlglot's bare "could not be resolved", told the way a reviser can act on: the tables of the SELECT that
+    lack the column and their closest columns (a small model often puts a column in the wrong table, e.g.
+    `block_timestamp` in blocks, whose time column is `timestamp`). Only when no column there is close does it
+    name the tables that have it: pointing at them makes the reviser join a table the question does not need."""
+    found = UNRESOLVED_COLUMN.search(message)
+    if not found:
+        return message.splitlines()[0].split(". Line:")[0]
+    wanted = (found.group(1) or found.group(2)).lower()
+    name, lacking = wanted, {}
+    for scope in traverse_scope(tree):
+        tables = {alias.lower(): schema.table(".".join(p.name for p in source.parts))
+                  for alias, source in scope.sources.items() if isinstance(source, exp.Table)}
+        for column in scope.columns:
+            if column.name.lower() != wanted:
+                continue
+            name = column.name  # as the query spells it, not normalised
+            searched = [tables.get(column.table.lower())] if column.table else list(tables.values())
+            searched = [t for t in searched if t is not None]
+            if searched and all(t.column(wanted) is None for t in searched):
+                lacking.update({t.name: t for t in searched})
+    text = f"Column '{name}' does not exist"
+    if not lacking:
+        return text
+    text += " in " + ", ".join(lacking)
+    close = _did_you_mean(name, [c.name for t in lacking.values() for c in t.columns])
+    owners = [t.name for t in schema.tables if t.column(wanted) is not None]
+    if close or not owners:
+        return text + close
+    return text + f" ({name} is a column of {', '.join(owners[:3])})"
+
+
+def _did_you_mean(name: str, choices: list[str]) -> str:
+    """Close spellings, and names contained in each other (`timestamp` for `block_timestamp`)."""
+    lowered = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)
+    close += [c for c in lowered if len(c) > 2 and (c in name.lower() or name.lower() in c) and c not in close]
+    return f"; did you mean {', '.join(lowered[c] for c in close[:3])}?" if close else ""
 
 
 def _check_aggregates(tree: exp.Expression, dialect: str, findings: Findings) -> None:

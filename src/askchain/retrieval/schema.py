@@ -22,6 +22,8 @@ from askchain.prompts import load_prompt
 JoinEdge = tuple[str, str, str, str]
 DEFAULT_TOKEN_BUDGET = 1500
 _CHARS_PER_TOKEN = 3  # schema text is dense in symbols and short names; a conservative estimate
+#: Column types kept with every linked table (DATE, DATETIME, TIME, TIMESTAMP and their variants).
+TIME_TYPES = ("DATE", "TIME")
 #: A column's relevance mixes its own similarity to the question with its table's.
 _TABLE_WEIGHT = 0.3
 
@@ -80,7 +82,9 @@ def validate_selection(selection: dict[str, list[str]], schema: Schema) -> dict[
 
 
 def complete_link(schema: Schema, chosen: dict[str, list[str]], fallback: bool = False) -> SchemaLink:
-    """Add bridge tables on the shortest foreign-key paths, then the primary and foreign keys the joins use."""
+    """Add bridge tables on the shortest foreign-key paths, then the primary and foreign keys the joins use, and
+    each kept table's date and time columns: analytical questions filter and group by time so often that a model
+    shown a table without its time column invents one (`block_timestamp` in Ethereum's blocks) and cannot repair it."""
     tables = connect_tables(schema, list(chosen))
     joins = [e for e in schema.foreign_key_edges() if e[0] in tables and e[2] in tables and e[0] != e[2]]
     wanted = {name: {c.lower() for c in chosen.get(name, [])} for name in tables}
@@ -90,7 +94,8 @@ def complete_link(schema: Schema, chosen: dict[str, list[str]], fallback: bool =
     columns = {}
     for table in schema.tables:
         if table.name in wanted:
-            keep = wanted[table.name] | {c.lower() for c in table.primary_key}
+            keep = wanted[table.name] | {c.lower() for c in table.primary_key} | {
+                c.name.lower() for c in table.columns if (c.type or "").upper().startswith(TIME_TYPES)}
             columns[table.name] = [c.name for c in table.columns if c.name.lower() in keep]
     return SchemaLink(columns, joins, fallback)
 
