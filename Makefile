@@ -17,9 +17,10 @@ CPU_ID        := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | sha256sum
 WHEELS        := $(HOME)/.cache/askchain/wheels/native-$(CPU_ID)
 EXTRAS        := model-1_5b,model-0_5b,pipeline,server,openai,bigquery,postgres,test
 
-# `make compare`: the three methods one after another on the same Spider sample, from an empty response cache
-# (cached replies would hide latency). Results are kept in git under benchmarks/ and resumable: FIRST=K stops
-# after the sample's first K questions, a later run continues.
+# `make compare`: the three methods one after another on the same sample of DATASET (spider, bird or eth), from an
+# empty response cache (cached replies would hide latency). Results are kept in git under benchmarks/ and resumable:
+# FIRST=K stops after the sample's first K questions, a later run continues.
+DATASET ?= spider
 N      ?= 200
 SEED   ?= 7
 FIRST  ?= $(N)
@@ -48,10 +49,10 @@ test: install
 
 compare: install
 	for method in $(METHODS); do \
-	  ASKCHAIN_LLM__CACHE=false $(BIN)/askchain eval spider --limit $(N) --seed $(SEED) --first $(FIRST) \
-	    --method $$method --model $(MODEL) --out benchmarks/spider-$(N)-$(SEED)/$$method || exit 1; \
+	  ASKCHAIN_LLM__CACHE=false $(BIN)/askchain eval $(DATASET) --limit $(N) --seed $(SEED) --first $(FIRST) \
+	    --method $$method --model $(MODEL) --out benchmarks/$(DATASET)-$(N)-$(SEED)/$$method || exit 1; \
 	done
-	$(BIN)/askchain eval compare $(foreach m,$(METHODS),benchmarks/spider-$(N)-$(SEED)/$(m))
+	$(BIN)/askchain eval compare $(foreach m,$(METHODS),benchmarks/$(DATASET)-$(N)-$(SEED)/$(m))
 
 clean:
 	rm -rf $(VENV) .venv-bqemu
