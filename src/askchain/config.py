@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict
@@ -75,6 +75,7 @@ class PipelineSettings(BaseModel):
     agreement_exit: int = 4
     revision_rounds: int = 5
     max_revisions: int = 6
+    selection: Literal["vote", "tournament"] = "vote"
     selection_max_groups: int = 3
     majority_margin: float = 2
     self_consistency_n: int = 6

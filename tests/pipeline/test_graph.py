@@ -27,7 +27,7 @@ def script(request, i):
 
 def test_pipeline_runs_every_stage_and_traces_it(spider_db):
     settings = get_settings().with_overrides(
-        pipeline={"examples_k": 0, "value_retrieval": False, "answer": False, "majority_margin": 0, "generators": ALL_ON}
+        pipeline={"examples_k": 0, "value_retrieval": False, "answer": False, "selection": "tournament", "majority_margin": 0, "generators": ALL_ON}
     )
     events = []
     result = ask("How many singers are from France?", str(spider_db), method="pipeline", model=ScriptedModel(script),
@@ -79,7 +79,7 @@ def test_docs_picture_matches_the_code():
 def test_with_only_the_draft_enabled_disagreement_goes_to_revision(spider_db):
     """The default configuration: no other generator, so a disagreeing draft is revised and judged directly."""
     settings = get_settings().with_overrides(pipeline={
-        "examples_k": 0, "value_retrieval": False, "answer": False, "majority_margin": 0,
+        "examples_k": 0, "value_retrieval": False, "answer": False, "selection": "tournament", "majority_margin": 0,
         "generators": {name: {"enabled": name == "direct"} for name in ALL_ON},
     })
     events = []

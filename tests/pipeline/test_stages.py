@@ -216,3 +216,37 @@ def test_the_draft_agrees_when_enough_samples_share_one_result(engine, ctx, need
                           key=lambda s: s, validate=lambda s: validate_sql(s, engine.schema()),
                           execute=lambda s: try_execute(engine, s), rounds=0)
     assert draft_agrees(execs, needed, "sqlite") is agrees
+
+
+def test_a_revision_repeating_a_failed_query_is_revised_again(engine, ctx):
+    """The first fix reproduces the broken query; the loop does not stop there but asks again (budget permitting)."""
+    replies = iter(["```sql\nSELECT Name FROM singer WHERE Country = 'france'\n```",
+                    "```sql\nSELECT Name FROM singer WHERE Country = 'France'\n```"])
+    model = ScriptedModel(lambda request, i: next(replies))
+    executions = revision_loop(
+        [Candidate("SELECT Name FROM singer WHERE Country = 'france'", "direct")], ctx=ctx, model=model,
+        key=lambda s: normalize_sql(s, "sqlite"), validate=lambda s: validate_sql(s, engine.schema()),
+        execute=lambda s: try_execute(engine, s), rounds=5,
+    )
+    assert [ex.status for ex in executions] == ["empty", "success"]
+    assert len(model.requests) == 2 and model.requests[1].temperature > 0
+
+
+def test_a_revision_reaching_a_successful_query_ends_the_loop(engine, ctx):
+    model = ScriptedModel(lambda request, i: "```sql\nSELECT count(*) FROM singer\n```")
+    executions = revision_loop(
+        [Candidate("SELECT count(*) FROM singer", "direct"), Candidate("SELECT nope FROM singer", "direct")], ctx=ctx,
+        model=model, key=lambda s: normalize_sql(s, "sqlite"), validate=lambda s: validate_sql(s, engine.schema()),
+        execute=lambda s: try_execute(engine, s), rounds=5,
+    )
+    assert len(model.requests) == 1 and len(executions) == 2
+
+
+def test_the_vote_picks_the_largest_group_without_asking_the_model(engine, ctx):
+    samples = ["SELECT count(*) FROM singer WHERE Country = 'France'"] * 2 + ["SELECT count(*) FROM singer"]
+    execs = revision_loop(dedupe([Candidate(s, "direct") for s in samples], "sqlite"), ctx=ctx, model=ScriptedModel([]),
+                          key=lambda s: s, validate=lambda s: validate_sql(s, engine.schema()),
+                          execute=lambda s: try_execute(engine, s), rounds=0)
+    model = ScriptedModel([])
+    sel = select_best(execs, ctx=ctx, model=model, method="vote")
+    assert sel.reason == "majority vote" and "France" in sel.chosen.candidate.sql and not model.requests

@@ -175,7 +175,7 @@ def build_graph(task: Task):
     def select(state: State):
         selection = select_best(
             state.get("executions") or state.get("drafts", []), ctx=state["context"], model=task.model,
-            max_groups=cfg.selection_max_groups, majority_margin=cfg.majority_margin, seed=seed,
+            method=cfg.selection, max_groups=cfg.selection_max_groups, majority_margin=cfg.majority_margin, seed=seed,
         )
         chosen = selection.chosen
         task.emit({"type": "selected", "sql": chosen.candidate.sql if chosen else None, "reason": selection.reason})

@@ -102,18 +102,24 @@ def revision_loop(
 
     `known` are executions made earlier (e.g. of draft candidates): they are not run again, and the failed
     ones are revised in the first round with the rest. A known query also among `candidates` takes its votes there.
+    A revision that comes back as a failed query already run leaves its failure open: it is revised again next round
+    (later rounds sample at a higher temperature), instead of ending the loop with budget left.
     """
     votes = {key(c.sql): c.votes for c in candidates}
     known = [replace(ex, candidate=replace(ex.candidate, votes=votes.get(key(ex.candidate.sql), ex.candidate.votes))) for ex in known]
     executed: dict[str, Execution] = {key(ex.candidate.sql): ex for ex in known}
-    pending = candidates
+    pending: list[Candidate] = candidates
+    revised_from: dict[int, Execution] = {}  # id of a revision in `pending` -> the failure it tries to fix
     revisions = 0
     for round_no in range(rounds + 1):
-        fresh = []
+        fresh, unresolved = [], []
         for cand in pending:
             k = key(cand.sql)
-            if k not in executed and k not in {key(c.sql) for c in fresh}:
-                fresh.append(cand)
+            if k in executed or k in {key(c.sql) for c in fresh}:
+                if id(cand) in revised_from and k in executed and executed[k].failed:
+                    unresolved.append(revised_from[id(cand)])  # the fix repeats a failed query: still open
+                continue
+            fresh.append(cand)
         results = execute_candidates(fresh, validate, execute)
         if round_no == 0:
             results = list(known) + results
@@ -121,10 +127,11 @@ def revision_loop(
             executed.setdefault(key(ex.candidate.sql), ex)
         if on_round:
             on_round(round_no, results)
-        failed = [ex for ex in results if ex.failed]
+        failed = unresolved + [ex for ex in results if ex.failed]
         if round_no == rounds or not failed or revisions >= max_revisions:
             break
         failed = failed[: max_revisions - revisions]
         revisions += len(failed)
         pending = revise_all(failed, ctx, model, seed, round_no + 1)
+        revised_from = {id(cand): ex for cand, ex in zip(pending, failed)}
     return list(executed.values())

@@ -1,5 +1,7 @@
-"""Selection: group successful candidates by execution result; if groups disagree, a round-robin pairwise
-tournament judged by the LLM picks the one that answers the question (ties broken by group size)."""
+"""Selection: group successful candidates by execution result; if groups disagree, either the largest group wins
+(`vote`) or a round-robin pairwise tournament judged by the LLM picks the one that answers the question
+(`tournament`, ties broken by group size). Which pays depends on the judge: the 1.5B model's verdicts follow
+the candidates' positions, not their correctness (docs/benchmarks.md), so its default is the vote."""
 
 from __future__ import annotations
 
@@ -87,6 +89,7 @@ def select_best(
     *,
     ctx: GenerationContext,
     model: ChatModel,
+    method: Literal["vote", "tournament"] = "tournament",
     max_groups: int = 4,
     majority_margin: float = 0.0,
     seed: int = 42,
@@ -97,6 +100,8 @@ def select_best(
         return Selection(best_failure(executions), [], [], "no candidate succeeded")
     if len(groups) == 1:
         return Selection(groups[0].representative, groups, [], "all successful candidates agree")
+    if method == "vote":
+        return Selection(groups[0].representative, groups, [], "majority vote")
     top = groups[:max_groups]
     if majority_margin and top[0].votes >= majority_margin * top[1].votes:
         return Selection(top[0].representative, groups, [], "clear majority")
