@@ -113,3 +113,23 @@ def report(out_dir: Path = typer.Argument(..., help="A results folder holding re
 
     write_report(out_dir)
     _print_summary(out_dir)
+
+
+@app.command()
+def selection(
+    out_dir: Path = typer.Argument(..., help="A pipeline results folder (its traces must still be on disk)."),
+    model: Optional[str] = MODEL,
+):
+    """Replay the selection of a pipeline run: how often the vote and the judge's tournament pick a right result."""
+    import json
+
+    from askchain.config import get_settings
+    from askchain.eval.selection import audit_selection, render_audit
+    from askchain.llm.registry import get_model
+
+    settings = get_settings()
+    judge = get_model(model, settings)
+    audit = audit_selection(out_dir, judge, settings)
+    (out_dir / "selection.json").write_text(json.dumps({"judge": judge.model_id, **audit.as_dict()}, indent=1))
+    console.print(render_audit(audit, judge.model_id), markup=False)
+    console.print(f"wrote {out_dir / 'selection.json'}")

@@ -190,3 +190,16 @@ def _eth_engine(db_id: str, settings: Settings) -> Engine:
 
 
 LOADERS: dict[str, Callable[..., Dataset]] = {"spider": load_spider, "bird": load_bird, "eth": load_eth}
+
+
+def reload_dataset(meta: dict) -> Dataset:
+    """The dataset a results folder was made from, as its run.json records it."""
+    source = Path(meta.get("source", ""))
+    loaders = {
+        "spider": lambda: load_spider(source.parent, meta.get("split", "dev")),
+        "bird": lambda: load_bird(source.parent.parent, meta.get("split", "dev")),
+        "eth": lambda: load_eth(source),
+    }
+    if meta.get("dataset") not in loaders:
+        raise DatasetError(f"unknown dataset '{meta.get('dataset')}' in run.json: use spider, bird or eth")
+    return loaders[meta["dataset"]]()
