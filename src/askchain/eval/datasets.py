@@ -192,14 +192,17 @@ def _eth_engine(db_id: str, settings: Settings) -> Engine:
 LOADERS: dict[str, Callable[..., Dataset]] = {"spider": load_spider, "bird": load_bird, "eth": load_eth}
 
 
+#: Where each loader's first argument lies relative to the file a run.json records as its source.
+SOURCE_ROOTS: dict[str, Callable[[Path], Path]] = {
+    "spider": lambda source: source.parent,  # <root>/<split>.json
+    "bird": lambda source: source.parent.parent,  # <root>/<split folder>/<file>.json
+    "eth": lambda source: source,  # the questions file itself
+}
+
+
 def reload_dataset(meta: dict) -> Dataset:
     """The dataset a results folder was made from, as its run.json records it."""
-    source = Path(meta.get("source", ""))
-    loaders = {
-        "spider": lambda: load_spider(source.parent, meta.get("split", "dev")),
-        "bird": lambda: load_bird(source.parent.parent, meta.get("split", "dev")),
-        "eth": lambda: load_eth(source),
-    }
-    if meta.get("dataset") not in loaders:
-        raise DatasetError(f"unknown dataset '{meta.get('dataset')}' in run.json: use spider, bird or eth")
-    return loaders[meta["dataset"]]()
+    name = meta.get("dataset")
+    if name not in LOADERS:
+        raise DatasetError(f"unknown dataset '{name}' in run.json: use {', '.join(LOADERS)}")
+    return LOADERS[name](SOURCE_ROOTS[name](Path(meta.get("source", ""))), meta.get("split", "dev"))

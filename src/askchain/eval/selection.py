@@ -9,7 +9,7 @@ its share of "A" verdicts (the tournament alternates positions, so an unbiased j
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ class SelectionAudit:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items()}
+        return asdict(self)
 
 
 def audit_selection(out_dir: Path, model: ChatModel, settings: Settings, max_groups: int | None = None) -> SelectionAudit:
