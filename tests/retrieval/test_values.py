@@ -10,6 +10,7 @@ pytest.importorskip("rapidfuzz")
 from askchain.config import Settings  # noqa: E402
 from askchain.db import open_database  # noqa: E402
 from askchain.db.duckdb import DuckDBEngine  # noqa: E402
+from askchain.db.schema import Column, Schema, Table  # noqa: E402
 from askchain.llm.fake import ScriptedModel  # noqa: E402
 from askchain.retrieval import values  # noqa: E402
 from askchain.retrieval.values import ValuePolicy, extract_keywords, load_value_index, retrieve_values  # noqa: E402
@@ -88,5 +89,19 @@ def test_values_of_mapped_tables_are_named_as_queries_name_them(chain_db, settin
         "bigquery-public-data.crypto_ethereum.tokens": "tokens",
         "bigquery-public-data.crypto_ethereum.transactions": "transactions",
     })
-    hints = retrieve_values("How many transfers of Tether were there?", engine, settings=settings)
+    hints = retrieve_values("How many transfers of Tether USD were there?", engine, settings=settings)
     assert hints[0] == "bigquery-public-data.crypto_ethereum.tokens.name = 'Tether USD'"
+
+
+def test_words_naming_the_schema_are_not_looked_up():
+    words = values.schema_words(Schema([Table("players", [Column("birth_date", "TEXT"), Column("LifeExpectancy", "REAL")])], "sqlite"))
+    assert {"players", "birth", "date", "life", "expectancy"} <= words
+    assert values.names_schema("date", words) and values.names_schema("Players", words)
+    assert not values.names_schema("birth date", words) and not values.names_schema("Haiti", words)
+
+
+def test_schema_words_and_look_alikes_give_no_hints(hero_engine, hero_settings):
+    """"colour" names a table: no 'No Colour' hint; 'Blue' matches exactly, so 'Blue/White' is not hinted beside it."""
+    hints = retrieve_values("Which colour are the eyes of heroes with blue hair?", hero_engine, settings=hero_settings)
+    assert "colour.colour = 'Blue'" in hints
+    assert not any("No Colour" in h or "Blue/White" in h for h in hints)
