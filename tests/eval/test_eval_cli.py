@@ -32,6 +32,7 @@ def test_bad_input_is_one_line_with_exit_code_2(tmp_path, spider_root):
         (("eval", "spider", "--data", str(spider_root), "--method", "nope", "--out", str(tmp_path / "o")), "unknown method"),
         (("eval", "report", str(tmp_path / "nothing")), "holds no results.jsonl"),
         (("eval", "compare", str(tmp_path / "nothing"), str(tmp_path)), "holds no results.jsonl"),
+        (("eval", "values", "wikisql"), "unknown dataset 'wikisql'"),
     ]
     for args, message in cases:
         done = _askchain(*args)

@@ -29,3 +29,18 @@ def test_audit_counts_precision_and_coverage():
     assert audit.precision == pytest.approx(1 / 3)
     assert (audit.covered, audit.questions_with_literals, audit.coverage) == (1, 2, 0.5)
     assert audit.rows[0]["relevant"] == ["t.c = 'France'"]
+
+
+def test_audit_on_spider_questions_finds_their_values(spider_root, tmp_path):
+    pytest.importorskip("datasketch")
+    from askchain.config import Settings
+    from askchain.eval.datasets import load_spider
+    from askchain.eval.values import audit_values
+
+    dataset = load_spider(spider_root)
+    chosen = [e for e in dataset.examples if e.db_id == "student_transcripts_tracking" and "Haiti" in e.question]
+    settings = Settings(paths={"cache_dir": tmp_path / "cache", "data_dir": tmp_path / "data"})
+    audit = audit_values(dataset, chosen, settings)
+    assert audit.questions == len(chosen) == 2
+    assert audit.covered == audit.questions_with_literals == 2
+    assert all("Addresses.country = 'Haiti'" in row["relevant"] for row in audit.rows)
