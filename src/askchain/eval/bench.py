@@ -70,17 +70,13 @@ def bench(
     results: Optional[Path] = typer.Option(None, "--results", help="Profile an existing `askchain eval` folder instead of running."),
 ):
     """Seconds and tokens per stage over a sample (runs or resumes the evaluation, then reads the traces)."""
-    from askchain.config import get_settings, shared_data_dir
-    from askchain.eval.datasets import load_bird, load_eth, load_spider
+    from askchain.config import get_settings
+    from askchain.eval.datasets import load_dataset
     from askchain.eval.runner import read_results, run_eval
 
     settings = get_settings().with_overrides(llm={"model": model})
     if results is None:
-        loaders = {"spider": lambda: load_spider(data or shared_data_dir() / "spider"),
-                   "bird": lambda: load_bird(data or shared_data_dir() / "bird"), "eth": lambda: load_eth()}
-        if dataset not in loaders:
-            raise DatasetError(f"unknown dataset '{dataset}': use spider, bird or eth")
-        run = run_eval(loaders[dataset](), method, model, settings, limit, seed, console=console)
+        run = run_eval(load_dataset(dataset, data), method, model, settings, limit, seed, console=console)
         results = run.out_dir
     records = [r for r in read_results(results) if not r.get("gold_error")]
     if not records:

@@ -12,7 +12,7 @@ from rich.table import Table
 from askchain.eval.compare import COMPARATORS
 from askchain.config import shared_data_dir
 from askchain.errors import DatasetError
-from askchain.eval.datasets import LOADERS, Dataset, load_bird, load_eth, load_spider
+from askchain.eval.datasets import Dataset, load_bird, load_eth, load_spider
 
 app = typer.Typer(no_args_is_help=True, help="Measure execution accuracy on Spider, BIRD and the Ethereum questions.")
 console = Console()
@@ -143,12 +143,10 @@ def values(
 ):
     """Value hints against the gold SQL's literals, without a model: precision and coverage (writes no files)."""
     from askchain.config import get_settings
+    from askchain.eval.datasets import load_dataset
     from askchain.eval.runner import select_examples
     from askchain.eval.values import audit_values, render_value_audit
 
-    roots = {"spider": shared_data_dir() / "spider", "bird": shared_data_dir() / "bird", "eth": None}
-    if dataset not in roots:
-        raise DatasetError(f"unknown dataset '{dataset}': use {', '.join(roots)}")
-    loaded = LOADERS[dataset](roots[dataset], *([split] if split else []))
+    loaded = load_dataset(dataset, split=split)
     audit = audit_values(loaded, select_examples(loaded.examples, limit, seed), get_settings())
     console.print(render_value_audit(audit), markup=False)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from askchain.config import Settings
+from askchain.config import Settings, shared_data_dir
 from askchain.db.base import Engine
 from askchain.errors import DatasetError
 from askchain.eval.hardness import spider_hardness
@@ -190,6 +190,14 @@ def _eth_engine(db_id: str, settings: Settings) -> Engine:
 
 
 LOADERS: dict[str, Callable[..., Dataset]] = {"spider": load_spider, "bird": load_bird, "eth": load_eth}
+
+
+def load_dataset(name: str, data: Path | None = None, split: str | None = None) -> Dataset:
+    """A dataset by name: from `data`, else from its folder in the shared data (Ethereum: its own questions)."""
+    if name not in LOADERS:
+        raise DatasetError(f"unknown dataset '{name}': use {', '.join(LOADERS)}")
+    root = data or (None if name == "eth" else shared_data_dir() / name)
+    return LOADERS[name](root, *([split] if split else []))
 
 
 #: Where each loader's first argument lies relative to the file a run.json records as its source.
