@@ -67,7 +67,7 @@ class PipelineSettings(BaseModel):
     skeleton: str = "rules"
     qdrant_url: str | None = None
     schema_linking: str = "auto"
-    linking_token_budget: int = 1500
+    linking_token_budget: int = 4000
     value_retrieval: bool = True
     keywords: str = "rules"
     generators: dict[str, GeneratorSettings] = {}

@@ -15,8 +15,8 @@ def test_pipeline_with_the_embedded_model(spider_db):
         llm={"cache": False},
         # the full few-shot index takes minutes to embed; its retrieval is tested on a small pool in tests/retrieval
         # and agreement_exit 0 runs every generator even when the drafts agree (the early exit is tested with the fake);
-        # the generators the default configuration switches off are switched on here
-        pipeline={"examples_k": 0, "answer": True, "agreement_exit": 0, "generators": {
+        # the generators the default configuration switches off are switched on here, and linking runs on a small schema
+        pipeline={"examples_k": 0, "answer": True, "agreement_exit": 0, "schema_linking": "always", "generators": {
             name: {"enabled": True} for name in ("divide_and_conquer", "query_plan", "role_play", "synthetic")}},
     )
     result = ask("How many singers are from France?", str(spider_db), method="pipeline", model="qwen2.5-coder-1.5b", settings=settings)
@@ -24,6 +24,8 @@ def test_pipeline_with_the_embedded_model(spider_db):
     assert result.answer and "4" in result.answer
     trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
     stages = [s["stage"] for s in trace["stages"]]
+    linked = next(s for s in trace["stages"] if s["stage"] == "schema_linking")["linked"]
+    assert "singer" in {table.lower() for table in linked}
     for name in ("values", "build_context", "draft", "divide_and_conquer", "query_plan", "role_play", "synthetic", "revise", "select", "answer"):
         assert name in stages
     made = {s["stage"] for s in trace["stages"] if s.get("candidates")}

@@ -30,6 +30,10 @@ def ctx(engine):
     ("SELECT * FROM nowhere", "table nowhere does not exist"),
     ("SELEC 1", "syntax error"),
     ("WITH s AS (SELECT Name FROM singer) SELECT Name FROM s", None),
+    ("SELECT count(*) AS french, count(*) AS dutch FROM singer WHERE Country = 'France'",
+     "columns french and dutch both compute COUNT(*)"),
+    ("SELECT Singer_ID, Name, Singer_ID FROM singer", None),  # unnamed repeats, as some gold SQL has
+    ("SELECT count(*) AS n, count(*) AS N FROM singer", None),
 ])
 def test_validation_errors(engine, sql, expected):
     findings = validate_sql(sql, engine.schema())

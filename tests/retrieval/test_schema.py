@@ -17,7 +17,9 @@ def test_link_bridges_tables_and_keeps_join_keys(superhero):
     model = ScriptedModel([json.dumps({"superhero": ["superhero_name"], "superpower": ["power_name"]})])
     link = link_schema("Which powers does Spider-Man have?", superhero, model)
     assert link.columns == {
-        "superhero": ["id", "superhero_name"],
+        # the superhero's own foreign keys stay: a question may ask for them (its publisher_id, say)
+        "superhero": ["id", "superhero_name", "gender_id", "eye_colour_id", "hair_colour_id", "skin_colour_id", "race_id",
+                      "publisher_id", "alignment_id"],
         "superpower": ["id", "power_name"],
         "hero_power": ["hero_id", "power_id"],  # the bridge on the foreign-key path
     }
@@ -33,7 +35,8 @@ def test_hallucinated_names_are_dropped(superhero):
         "SUPERHERO": ["full_name", "secret_identity", "superhero.height_cm"], "villain": ["name"], "colour": ["shade"],
     })])
     link = link_schema("How tall is Bruce Wayne, and what colour?", superhero, model)
-    assert link.columns["superhero"] == ["id", "full_name", "eye_colour_id", "hair_colour_id", "skin_colour_id", "height_cm"]
+    assert link.columns["superhero"] == ["id", "full_name", "gender_id", "eye_colour_id", "hair_colour_id", "skin_colour_id",
+                                         "race_id", "publisher_id", "alignment_id", "height_cm"]
     assert link.columns["colour"] == ["id", "colour"]  # a real table with only made-up columns keeps all of them
     assert "villain" not in link.columns and not link.fallback
 
@@ -66,6 +69,16 @@ def test_linked_tables_keep_their_time_columns():
     ], "bigquery")
     link = link_schema("Top miners?", schema, ScriptedModel([json.dumps({"blocks": ["miner"], "events": ["name"]})]))
     assert link.columns == {"blocks": ["number", "timestamp", "miner"], "events": ["happened_on", "updated", "name"]}
+
+
+def test_linked_tables_keep_the_columns_named_like_a_question_word():
+    """Of gas_limit and gas_used the 1.5B model kept only gas_limit for "blocks that used more than 15 million gas"."""
+    schema = Schema([Table("blocks", [Column("number", "INT64", primary_key=True), Column("miner", "STRING"),
+                                      Column("gas_limit", "INT64"), Column("gas_used", "INT64"), Column("size", "INT64")])],
+                    "bigquery")
+    link = link_schema("How many blocks used more than 15 million gas?", schema,
+                       ScriptedModel([json.dumps({"blocks": ["gas_limit"]})]))
+    assert link.columns == {"blocks": ["number", "gas_limit", "gas_used"]}
 
 
 def test_validation_is_case_insensitive_and_deduplicates(superhero):

@@ -1,5 +1,5 @@
 """Static checks before execution: parse, hallucinated tables/columns/functions, joins off the key graph,
-aggregates mixed with plain columns, SELECT *. Errors send a candidate to revision instead of the database."""
+aggregates mixed with plain columns, one expression under two names, SELECT *. Errors send a candidate to revision instead of the database."""
 
 from __future__ import annotations
 
@@ -86,6 +86,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
                 findings.errors.append(f"function {func.name}() does not exist")
 
     _check_aggregates(tree, dialect, findings)
+    _check_repeated_expressions(tree, dialect, findings)
     _check_joins(tree, schema, findings)
     if any(isinstance(s, exp.Star) for s in (tree.selects if isinstance(tree, exp.Select) else [])):
         findings.warnings.append("SELECT * returns every column; select only the columns asked for")
@@ -145,6 +146,22 @@ def _check_aggregates(tree: exp.Expression, dialect: str, findings: Findings) ->
         if has_agg and plain:
             message = f"aggregate beside non-aggregated {plain[0].sql(dialect=dialect)} without GROUP BY"
             (findings.errors if dialect in STRICT_GROUP_BY else findings.warnings).append(message)
+
+
+def _check_repeated_expressions(tree: exp.Expression, dialect: str, findings: Findings) -> None:
+    """Two output columns named differently but computing the same thing (`COUNT(*) AS above, COUNT(*) AS below`):
+    the query meant two quantities and computes one twice, so its rows look plausible and can still win a vote."""
+    for select in tree.find_all(exp.Select):
+        named: dict[str, str] = {}
+        for projection in select.expressions:
+            if not isinstance(projection, exp.Alias):
+                continue
+            expression = projection.this.sql(dialect=dialect)
+            first = named.setdefault(expression, projection.alias)
+            if first.lower() != projection.alias.lower():
+                findings.errors.append(f"columns {first} and {projection.alias} both compute {expression}: "
+                                       "make each compute what its name says")
+                break
 
 
 def _check_joins(tree: exp.Expression, schema: Schema, findings: Findings) -> None:

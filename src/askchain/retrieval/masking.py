@@ -23,6 +23,12 @@ _CONNECTORS = {"of", "the", "de", "da", "del", "la", "le", "von", "van", "and", 
 #: Words that shape the query rather than name data; never masked even when a column is called so.
 _STRUCTURE_WORDS = {"number", "count", "total", "sum", "average", "avg", "max", "min", "maximum", "minimum", "each", "all"}
 _MAX_NAME_WORDS = 4
+#: Words that carry no content of their own: never looked up as values or matched against column names.
+STOPWORDS = frozenset(
+    "a an the of in on at to for from by with and or not no is are was were be been what which who whom whose how "
+    "many much list show give find name names tell me all each every than more less most least top first last "
+    "there their that this these those it its as do does did have has had please between among whether".split()
+)
 
 
 def name_words(text: str) -> tuple[str, ...]:

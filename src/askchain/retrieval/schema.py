@@ -8,6 +8,7 @@ on the shortest foreign-key path between the chosen ones are added, with the key
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ from pydantic import RootModel
 from askchain.db.schema import Schema, Table
 from askchain.llm.base import ChatModel
 from askchain.prompts import load_prompt
+from askchain.retrieval.masking import STOPWORDS, name_words
 
 #: (table, column, ref_table, ref_column): one foreign-key pair, as `Schema.foreign_key_edges` gives them.
 JoinEdge = tuple[str, str, str, str]
@@ -64,7 +66,7 @@ def link_schema(
     chosen = validate_selection(reply.root if reply else {}, schema)
     if not chosen:
         return complete_link(candidates, {t.name: [c.name for c in t.columns] for t in candidates.tables}, fallback=True)
-    return complete_link(schema, chosen)
+    return complete_link(schema, chosen, question=text)
 
 
 def validate_selection(selection: dict[str, list[str]], schema: Schema) -> dict[str, list[str]]:
@@ -81,23 +83,33 @@ def validate_selection(selection: dict[str, list[str]], schema: Schema) -> dict[
     return chosen
 
 
-def complete_link(schema: Schema, chosen: dict[str, list[str]], fallback: bool = False) -> SchemaLink:
-    """Add bridge tables on the shortest foreign-key paths, then the primary and foreign keys the joins use, and
-    each kept table's date and time columns: analytical questions filter and group by time so often that a model
-    shown a table without its time column invents one (`block_timestamp` in Ethereum's blocks) and cannot repair it."""
+def complete_link(schema: Schema, chosen: dict[str, list[str]], fallback: bool = False, question: str = "") -> SchemaLink:
+    """Add bridge tables on the shortest foreign-key paths, then to every kept table the columns a small model's
+    selection too often lacks: its keys (primary, and foreign keys, which are often the answer themselves), its date
+    and time columns (analytical questions filter and group by time so often that a model shown a table without its
+    time column invents one, `block_timestamp` in Ethereum's blocks, and cannot repair it) and the columns named
+    like a word of the question (of `gas_limit` and `gas_used` it may keep only the one the question does not mean)."""
     tables = connect_tables(schema, list(chosen))
     joins = [e for e in schema.foreign_key_edges() if e[0] in tables and e[2] in tables and e[0] != e[2]]
     wanted = {name: {c.lower() for c in chosen.get(name, [])} for name in tables}
     for table, column, ref_table, ref_column in joins:
         wanted[table].add(column.lower())
         wanted[ref_table].add(ref_column.lower())
+    words = content_words(question)
     columns = {}
     for table in schema.tables:
         if table.name in wanted:
-            keep = wanted[table.name] | {c.lower() for c in table.primary_key} | {
-                c.name.lower() for c in table.columns if (c.type or "").upper().startswith(TIME_TYPES)}
+            keys = table.primary_key + [c for fk in table.foreign_keys for c in fk.columns]
+            keep = wanted[table.name] | {c.lower() for c in keys} | {
+                c.name.lower() for c in table.columns
+                if (c.type or "").upper().startswith(TIME_TYPES) or words & set(name_words(c.name))}
             columns[table.name] = [c.name for c in table.columns if c.name.lower() in keep]
     return SchemaLink(columns, joins, fallback)
+
+
+def content_words(text: str) -> set[str]:
+    """The question's words as column names spell them (singular, lower case), without stop words and short words."""
+    return {w for token in re.findall(r"\w+", text.lower()) if token not in STOPWORDS for w in name_words(token) if len(w) > 2}
 
 
 def connect_tables(schema: Schema, tables: list[str]) -> set[str]:

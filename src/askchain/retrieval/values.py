@@ -26,7 +26,7 @@ from askchain.db.schema import Schema, Table
 from askchain.errors import AskchainError, require
 from askchain.llm.base import ChatModel
 from askchain.prompts import load_prompt
-from askchain.retrieval.masking import literal_spans
+from askchain.retrieval.masking import STOPWORDS, literal_spans
 from askchain.retrieval.progress import progress_bar
 
 INDEX_VERSION = 1
@@ -66,11 +66,6 @@ _NON_TEXT_TYPE = re.compile(r"INT|REAL|FLOA|DOUB|DEC|NUM|DATE|TIME|BOOL|BLOB|BYT
 _LETTER = re.compile(r"[^\W\d_]")
 _HASH_LIKE = re.compile(r"^(0x[0-9a-f]*|[0-9a-f]{16,}|[a-z0-9+/_=-]{32,})$", re.I)
 _IDENTIFIER_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_STOPWORDS = frozenset(
-    "a an the of in on at to for from by with and or not no is are was were be been what which who whom whose how "
-    "many much list show give find name names tell me all each every than more less most least top first last "
-    "there their that this these those it its as do does did have has had please between among whether".split()
-)
 
 
 class Keywords(BaseModel):
@@ -214,7 +209,7 @@ def extract_keywords(question: str, model: ChatModel | None = None, hint: str = 
     """Literal spans and content words (and their pairs) of the question; plus the model's keywords when given."""
     text = f"{question}\n{hint}" if hint else question
     keywords = literal_spans(text)
-    words = [w for w in re.findall(r"[\w'’.-]+", question) if w.lower() not in _STOPWORDS and len(w) > 2]
+    words = [w for w in re.findall(r"[\w'’.-]+", question) if w.lower() not in STOPWORDS and len(w) > 2]
     keywords += words + [f"{a} {b}" for a, b in zip(words, words[1:])]
     if model is not None:
         messages = load_prompt("askchain.retrieval", "keywords").render(question=text)
