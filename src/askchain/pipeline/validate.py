@@ -1,5 +1,6 @@
 """Static checks before execution: parse, hallucinated tables/columns/functions, joins off the key graph,
-aggregates mixed with plain columns, one expression under two names, SELECT *. Errors send a candidate to revision instead of the database."""
+aggregates mixed with plain columns, one expression under two names, SELECT *. Errors send a candidate to revision
+instead of the database."""
 
 from __future__ import annotations
 
