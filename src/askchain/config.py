@@ -63,7 +63,8 @@ class PipelineSettings(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     method: str = "pipeline"
-    examples_k: int = 0
+    examples_k: int = 3
+    examples_scope: Literal["schema", "all"] = "schema"
     skeleton: str = "rules"
     qdrant_url: str | None = None
     schema_linking: str = "auto"

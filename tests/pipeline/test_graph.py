@@ -89,3 +89,17 @@ def test_with_only_the_draft_enabled_disagreement_goes_to_revision(spider_db):
     assert started.index("draft") < started.index("revise") < started.index("select")
     assert not {"divide_and_conquer", "query_plan", "role_play", "synthetic"} & set(started)
     assert result.error is None and result.rows == [[4]]  # the judge picks the France filter over the plain count
+
+
+def test_examples_come_from_the_questions_own_database_unless_scoped_to_all(spider_db, monkeypatch):
+    import askchain.retrieval.examples as examples
+    from askchain.db import open_database
+    from askchain.pipeline.context import Task
+    from askchain.pipeline.graph import find_examples
+
+    calls = []
+    monkeypatch.setattr(examples, "retrieve_examples", lambda *a, **kw: calls.append(kw) or [])
+    task = Task("How many singers?", open_database(str(spider_db)), ScriptedModel(lambda r, i: ""), get_settings(), db_id="x")
+    for scope, only_db in (("schema", "concert_singer"), ("all", None)):
+        find_examples(task, get_settings().with_overrides(pipeline={"examples_k": 3, "examples_scope": scope}).pipeline)
+        assert calls[-1]["only_db"] == only_db and calls[-1]["exclude_db"] == "x"

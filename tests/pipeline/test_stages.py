@@ -4,7 +4,7 @@ import pytest
 
 from askchain.db import open_database
 from askchain.generation.candidates import Candidate, dedupe
-from askchain.generation.context import GenerationContext
+from askchain.generation.context import Example, GenerationContext
 from askchain.generation.sql_text import extract_sql, normalize_sql
 from askchain.llm.fake import ScriptedModel
 from askchain.pipeline.context import try_execute
@@ -174,7 +174,8 @@ def test_grouping_ignores_row_order_without_order_by(engine, ctx):
 
 def test_single_group_needs_no_tournament(engine, ctx):
     model = ScriptedModel([])
-    sel = select_best(_executions(engine, ctx, ["SELECT count(*) FROM singer", "SELECT count(Name) FROM singer"]), ctx=ctx, model=model)
+    executions = _executions(engine, ctx, ["SELECT count(*) FROM singer", "SELECT count(Name) FROM singer"])
+    sel = select_best(executions, ctx=ctx, model=model, method="tournament")
     assert sel.reason == "all successful candidates agree" and not model.requests
 
 
@@ -189,14 +190,14 @@ def test_tournament_picks_the_judged_winner_over_the_majority(engine, ctx):
         a = text.split("-- Candidate A:")[1].split("-- Result A")[0]
         return '{"winner": "%s"}' % ("A" if "France" in a else "B")
 
-    sel = select_best(execs, ctx=ctx, model=ScriptedModel(judge))
+    sel = select_best(execs, ctx=ctx, model=ScriptedModel(judge), method="tournament")
     assert sel.reason == "tournament" and "France" in sel.chosen.candidate.sql
     assert len(sel.matches) == 1
 
 
 def test_nothing_succeeded_returns_the_best_failure(engine, ctx):
     execs = _executions(engine, ctx, ["SELECT nope FROM singer", "SELECT Name FROM singer WHERE Age > 1000"])
-    sel = select_best(execs, ctx=ctx, model=ScriptedModel([]))
+    sel = select_best(execs, ctx=ctx, model=ScriptedModel([]), method="tournament")
     assert sel.chosen.status == "empty" and sel.reason == "no candidate succeeded"
 
 
@@ -208,9 +209,10 @@ def test_duplicate_samples_vote_and_a_clear_majority_needs_no_tournament(engine,
                           validate=lambda s: validate_sql(s, engine.schema()), execute=lambda s: try_execute(engine, s), rounds=0)
     assert [g.votes for g in group_by_result(execs, "sqlite")] == [3, 1]
     model = ScriptedModel([])
-    sel = select_best(execs, ctx=ctx, model=model, majority_margin=3)
+    sel = select_best(execs, ctx=ctx, model=model, majority_margin=3, method="tournament")
     assert sel.reason == "clear majority" and "WHERE" not in sel.chosen.candidate.sql and not model.requests
-    assert select_best(execs, ctx=ctx, model=ScriptedModel(['{"winner": "A"}']), majority_margin=4).reason == "tournament"
+    judge = ScriptedModel(['{"winner": "A"}'])
+    assert select_best(execs, ctx=ctx, model=judge, majority_margin=4, method="tournament").reason == "tournament"
 
 
 @pytest.mark.parametrize("needed, agrees", [(0, False), (2, True), (3, True), (4, False)])
@@ -254,3 +256,15 @@ def test_the_vote_picks_the_largest_group_without_asking_the_model(engine, ctx):
     model = ScriptedModel([])
     sel = select_best(execs, ctx=ctx, model=model, method="vote")
     assert sel.reason == "majority vote" and "France" in sel.chosen.candidate.sql and not model.requests
+
+
+@pytest.mark.parametrize("example_db, source", [
+    ("concert_singer", "(this database)"), ("", "(this database)"), ("pets_1", "(other databases; patterns only)"),
+])
+def test_examples_say_whether_they_come_from_this_database(engine, example_db, source):
+    ctx = GenerationContext(
+        "How many singers?", "sqlite", "SQLite", engine.schema().ddl(), db_id=engine.schema().db_id,
+        examples=[Example("How many pets?", "SELECT count(*) FROM pets", example_db)],
+    )
+    user = ctx.prefix()[1]["content"]
+    assert f"-- Examples of questions and their SQL {source}:" in user and "-- Q: How many pets?" in user

@@ -42,6 +42,9 @@ def test_paraphrase_finds_its_shape_and_exclusions_apply(settings, pool):
     without_dept = retrieve_examples(question, k=8, exclude_db="dept", settings=settings, pool=pool)
     assert "dept" not in {h.db_id for h in without_dept} and without_dept[0].sql == ROWS[0][1]
 
+    only_concert = retrieve_examples(question, k=8, only_db="concert", settings=settings, pool=pool)
+    assert [h.db_id for h in only_concert] == ["concert", "concert"]
+
     own = "  how many SINGERS are older than 40?"  # the evaluated question itself: case and spacing aside
     assert ROWS[0][0] not in {h.question for h in retrieve_examples(own, k=8, exclude_question=own, settings=settings, pool=pool)}
 
@@ -93,3 +96,9 @@ def test_an_unreachable_qdrant_server_is_a_one_line_error(settings, pool):
     with pytest.raises(ConfigError, match=r"Qdrant example store failed .*qdrant_url") as failure:
         retrieve_examples("How many singers?", 2, settings=down, pool=pool)
     assert "\n" not in str(failure.value)
+
+
+@pytest.mark.parametrize("only_db, exclude_db", [("nowhere", None), ("concert", "concert")])
+def test_a_database_without_examples_of_its_own_skips_the_store(settings, pool, only_db, exclude_db):
+    down = settings.with_overrides(pipeline={"qdrant_url": "http://127.0.0.1:9"})  # any store access would fail
+    assert retrieve_examples("How many singers?", 2, exclude_db, only_db=only_db, settings=down, pool=pool) == []

@@ -53,6 +53,11 @@ class Schema:
     #: Free-text knowledge about the data a prompt should carry (units, conventions); set by a domain.
     notes: str = ""
 
+    @property
+    def db_id(self) -> str:
+        """The database's name in example pools (Spider's db_id): its file stem, or a BigQuery dataset without project."""
+        return self.name.rsplit(".", 1)[-1]
+
     def table(self, name: str) -> Table | None:
         lowered = name.lower().strip("`\"[]")
         for table in self.tables:

@@ -16,7 +16,7 @@ from askchain.prompts import load_prompt
 class Example:
     question: str
     sql: str
-    db_id: str = ""
+    db_id: str = ""  # empty: written for this schema (synthetic examples)
 
 
 @dataclass
@@ -28,6 +28,8 @@ class GenerationContext:
     notes: str = ""
     value_hints: list[str] = field(default_factory=list)
     examples: list[Example] = field(default_factory=list)
+    #: The schema's database (Schema.db_id): examples from another one are shown as patterns only.
+    db_id: str = ""  # empty: written for this schema (synthetic examples)
 
     def prefix(self) -> list[Message]:
         values = ""
@@ -37,7 +39,9 @@ class GenerationContext:
             ) + "\n"
         examples = ""
         if self.examples:
-            examples = "\n-- Examples of questions and their SQL (other databases; patterns only):\n" + "\n".join(
+            foreign = any(ex.db_id not in ("", self.db_id) for ex in self.examples)
+            source = "other databases; patterns only" if foreign else "this database"
+            examples = f"\n-- Examples of questions and their SQL ({source}):\n" + "\n".join(
                 f"-- Q: {ex.question}\n{ex.sql.strip()}" for ex in self.examples
             ) + "\n"
         notes = f"\n{self.notes.strip()}\n" if self.notes.strip() else ""

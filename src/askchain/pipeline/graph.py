@@ -54,10 +54,12 @@ def find_examples(task: Task, cfg: PipelineSettings) -> list[Example]:
         return []
     from askchain.retrieval.examples import retrieve_examples
 
+    schema = task.engine.schema()
     skeleton_model = task.model if cfg.skeleton == "llm" else None
     found = retrieve_examples(
         task.question, cfg.examples_k, exclude_db=task.db_id, exclude_question=task.question,
-        schema=task.engine.schema(), model=skeleton_model, settings=task.settings,
+        only_db=schema.db_id if cfg.examples_scope == "schema" else None,
+        schema=schema, model=skeleton_model, settings=task.settings,
     )
     return [Example(e.question, e.sql, e.db_id) for e in found]
 

@@ -89,7 +89,7 @@ def select_best(
     *,
     ctx: GenerationContext,
     model: ChatModel,
-    method: Literal["vote", "tournament"] = "tournament",
+    method: Literal["vote", "tournament"],
     max_groups: int = 4,
     majority_margin: float = 0.0,
     seed: int = 42,

@@ -296,6 +296,7 @@ def retrieve_examples(
     exclude_db: str | None = None,
     exclude_question: str | None = None,
     *,
+    only_db: str | None = None,
     schema: Schema | None = None,
     model: ChatModel | None = None,
     settings: Settings | None = None,
@@ -305,13 +306,16 @@ def retrieve_examples(
     """The `k` pool examples whose skeletons are nearest the question's, best first, one per distinct SQL.
 
     `exclude_db` drops a whole database's examples and `exclude_question` drops the pool entry with that exact
-    question text (case and spacing aside), so an evaluated question never sees itself.
+    question text (case and spacing aside), so an evaluated question never sees itself. `only_db` keeps one
+    database's examples (those written for the question's own schema).
     """
     from qdrant_client import models
 
     settings = settings or get_settings()
-    client, name = _client(settings), _collection_name(collection)
     pool = load_pool(settings=settings) if pool is None else pool
+    if only_db and (only_db == exclude_db or not any(e.db_id == only_db for e in pool)):
+        return []  # nothing can match: no need to load the embedder or sync the index
+    client, name = _client(settings), _collection_name(collection)
     with _LOCK:
         if (_store_key(settings)[0], name, _fingerprint(e.point_id for e in pool)) not in _SYNCED:
             build_example_index(settings, pool=pool, collection=collection)
@@ -320,9 +324,11 @@ def retrieve_examples(
         must_not.append(models.FieldCondition(key="db_id", match=models.MatchValue(value=exclude_db)))
     if exclude_question:
         must_not.append(models.FieldCondition(key="question_key", match=models.MatchValue(value=_question_key(exclude_question))))
+    must = [models.FieldCondition(key="db_id", match=models.MatchValue(value=only_db))] if only_db else []
     vector = embed([question_skeleton(question, model, schema)])[0]
     hits = client.query_points(
-        name, query=vector.tolist(), limit=max(k * 3, k), query_filter=models.Filter(must_not=must_not) if must_not else None,
+        name, query=vector.tolist(), limit=max(k * 3, k),
+        query_filter=models.Filter(must=must, must_not=must_not) if must or must_not else None,
     ).points
     examples, seen = [], set()
     for hit in hits:
