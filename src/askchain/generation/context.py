@@ -29,7 +29,7 @@ class GenerationContext:
     value_hints: list[str] = field(default_factory=list)
     examples: list[Example] = field(default_factory=list)
     #: The schema's database (Schema.db_id): examples from another one are shown as patterns only.
-    db_id: str = ""  # empty: written for this schema (synthetic examples)
+    db_id: str = ""
 
     def prefix(self) -> list[Message]:
         values = ""

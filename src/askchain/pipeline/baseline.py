@@ -13,7 +13,9 @@ from askchain.pipeline.context import Task
 
 def plain_context(task: Task) -> GenerationContext:
     schema = task.engine.schema()
-    return GenerationContext(task.question_text, task.dialect, task.dialect_label, task.schema_text(), schema.notes, db_id=schema.db_id)
+    return GenerationContext(
+        task.question_text, task.dialect, task.dialect_label, task.schema_text(), schema.notes, db_id=schema.db_id
+    )
 
 
 def generate_baseline(task: Task, *, temperature: float = 0.0, n: int = 1, seed: int | None = None) -> list[str]:
