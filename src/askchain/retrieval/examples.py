@@ -4,7 +4,9 @@ The pool is Spider train, BIRD train and the domain's own evaluation questions. 
 `masking.mask_question` with its database's table and column names, embedded with all-MiniLM-L6-v2 and stored in
 Qdrant: local mode under `settings.paths.data("qdrant")`, or a server named by `settings.pipeline["qdrant_url"]` or
 the ASKCHAIN_QDRANT_URL environment variable. The index is synced to the pool on first use in a process (only new
-or changed pool entries are embedded), so a growing domain question file costs seconds, not a rebuild.
+or changed pool entries are embedded), so a growing domain question file costs seconds, not a rebuild. Examples
+restricted to one database (the default `examples_scope: schema`) come from a collection of that database's entries
+alone, synced in seconds instead of the whole pool's minutes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import threading
 import uuid
 import warnings
@@ -313,8 +316,12 @@ def retrieve_examples(
 
     settings = settings or get_settings()
     pool = load_pool(settings=settings) if pool is None else pool
-    if only_db and (only_db == exclude_db or not any(e.db_id == only_db for e in pool)):
-        return []  # nothing can match: no need to load the embedder or sync the index
+    if only_db:
+        # one database's examples live in a collection of their own: seconds to sync, not minutes for the whole pool
+        pool = [e for e in pool if e.db_id == only_db]
+        if not pool or only_db == exclude_db:
+            return []  # nothing can match: no need to load the embedder or open the store
+        collection = f"{collection}-{re.sub(r'[^A-Za-z0-9_-]', '_', only_db)}"
     client, name = _client(settings), _collection_name(collection)
     with _LOCK:
         if (_store_key(settings)[0], name, _fingerprint(e.point_id for e in pool)) not in _SYNCED:
@@ -324,11 +331,9 @@ def retrieve_examples(
         must_not.append(models.FieldCondition(key="db_id", match=models.MatchValue(value=exclude_db)))
     if exclude_question:
         must_not.append(models.FieldCondition(key="question_key", match=models.MatchValue(value=_question_key(exclude_question))))
-    must = [models.FieldCondition(key="db_id", match=models.MatchValue(value=only_db))] if only_db else []
     vector = embed([question_skeleton(question, model, schema)])[0]
     hits = client.query_points(
-        name, query=vector.tolist(), limit=max(k * 3, k),
-        query_filter=models.Filter(must=must, must_not=must_not) if must or must_not else None,
+        name, query=vector.tolist(), limit=max(k * 3, k), query_filter=models.Filter(must_not=must_not) if must_not else None,
     ).points
     examples, seen = [], set()
     for hit in hits:
