@@ -102,3 +102,48 @@ def test_an_unreachable_qdrant_server_is_a_one_line_error(settings, pool):
 def test_a_database_without_examples_of_its_own_skips_the_store(settings, pool, only_db, exclude_db):
     down = settings.with_overrides(pipeline={"qdrant_url": "http://127.0.0.1:9"})  # any store access would fail
     assert retrieve_examples("How many singers?", 2, exclude_db, only_db=only_db, settings=down, pool=pool) == []
+
+
+HOLD_STORE = """
+import sys, time
+from qdrant_client import QdrantClient
+client = QdrantClient(path=sys.argv[1])
+print(client.count(sys.argv[2]).count, flush=True)
+time.sleep(float(sys.argv[3]))
+client.close()
+"""
+
+
+def hold_store(settings, seconds: float):
+    """Another process (a running `askchain serve`, say) with the test collection's local folder open."""
+    import subprocess
+    import sys
+
+    name = "fewshot_r1"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_STORE, str(settings.paths.data("qdrant") / name), name,
+                               str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert int(holder.stdout.readline()) == len(ROWS)  # it has the folder now
+    return holder
+
+
+def test_a_local_store_is_shared_with_other_processes(settings, pool, monkeypatch):
+    import time
+
+    from askchain.errors import ConfigError
+    from askchain.retrieval import examples
+
+    retrieve_examples("How many pilots are older than 30?", 2, settings=settings, pool=pool)
+    hold_store(settings, 0).wait(timeout=60)  # released after the operation: another process can open it at once
+
+    holder, started = hold_store(settings, 2), time.monotonic()
+    assert len(retrieve_examples("How many pilots?", 2, settings=settings, pool=pool)) == 2  # waits for the holder
+    assert time.monotonic() - started > 1 and holder.wait(timeout=60) == 0
+
+    monkeypatch.setattr(examples, "LOCAL_WAIT_S", 0.5)
+    holder = hold_store(settings, 30)
+    try:
+        with pytest.raises(ConfigError, match=r"in use by another process for 0.5 s; run a Qdrant server") as failure:
+            retrieve_examples("How many pilots?", 2, settings=settings, pool=pool)
+        assert "\n" not in str(failure.value)
+    finally:
+        holder.kill()

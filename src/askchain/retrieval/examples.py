@@ -2,7 +2,7 @@
 
 The pool is Spider train, BIRD train and the domain's own evaluation questions. Each pool question is masked by
 `masking.mask_question` with its database's table and column names, embedded with all-MiniLM-L6-v2 and stored in
-Qdrant: local mode under `settings.paths.data("qdrant")`, or a server named by `settings.pipeline["qdrant_url"]` or
+Qdrant: local mode, a folder per collection under `settings.paths.data("qdrant")`, or a server named by `settings.pipeline["qdrant_url"]` or
 the ASKCHAIN_QDRANT_URL environment variable. The index is synced to the pool on first use in a process (only new
 or changed pool entries are embedded), so a growing domain question file costs seconds, not a rebuild. Examples
 restricted to one database (the default `examples_scope: schema`) come from a collection of that database's entries
@@ -18,9 +18,10 @@ import json
 import os
 import re
 import threading
+import time
 import uuid
 import warnings
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -166,36 +167,60 @@ def load_pool(sources: Sequence[PoolSource] | None = None, settings: Settings | 
 
 # ---- the vector store ----------------------------------------------------------------------------------------------
 
-_CLIENTS: dict[str, object] = {}
-_SYNCED: set[tuple[str, str, str]] = set()
-_LOCK = threading.RLock()  # one client per store and one sync at a time, for servers answering in threads
+_REMOTE: dict[str, object] = {}
+_SYNCED: set[tuple[str, str]] = set()
+_LOCK = threading.RLock()  # one store operation at a time: local mode allows one open client per folder
+#: How long to wait while another process holds a local store (its first sync of the whole pool takes ~80 s).
+LOCAL_WAIT_S = 120.0
 
 
 @atexit.register
-def _close_clients() -> None:
-    """Close stores before interpreter teardown, which otherwise makes Qdrant's local mode print errors."""
-    while _CLIENTS:
-        _CLIENTS.popitem()[1].close()
+def close_stores() -> None:
+    """Close server clients before interpreter teardown (local stores are closed after each operation)."""
+    while _REMOTE:
+        _REMOTE.popitem()[1].close()
 
 
-def _store_key(settings: Settings) -> tuple[str, str | None]:
-    url = settings.pipeline.get("qdrant_url") or os.environ.get("ASKCHAIN_QDRANT_URL")
-    return (url or str(settings.paths.data("qdrant"))), url
+def _store_url(settings: Settings) -> str | None:
+    return settings.pipeline.get("qdrant_url") or os.environ.get("ASKCHAIN_QDRANT_URL")
 
 
-def _client(settings: Settings):
-    key, url = _store_key(settings)
+def _store_location(settings: Settings) -> str:
+    return _store_url(settings) or str(settings.paths.data("qdrant"))
+
+
+@contextmanager
+def _open_collection(settings: Settings, name: str):
+    """A client for one collection. A server's client is kept for the process. A local collection has a folder of its
+    own, opened only for the operation: local mode locks the folder against every other process while it is open,
+    and a running `askchain serve` must not shut out `askchain ask`."""
+    url = _store_url(settings)
     with _LOCK:
-        if key not in _CLIENTS:
-            qdrant = require("qdrant_client", "pipeline")
-            try:
+        if url:
+            if url not in _REMOTE:
                 with warnings.catch_warnings():  # an unreachable server warns here, then fails with the first request
                     warnings.simplefilter("ignore", UserWarning)
-                    _CLIENTS[key] = qdrant.QdrantClient(url=url) if url else qdrant.QdrantClient(path=key)
-            except RuntimeError as exc:  # local mode allows one process per folder
-                raise ConfigError(f"the example index at {key} is in use by another process ({exc}); "
-                                  "run a Qdrant server and set ASKCHAIN_QDRANT_URL to share it") from exc
-        return _CLIENTS[key]
+                    _REMOTE[url] = require("qdrant_client", "pipeline").QdrantClient(url=url)
+            yield _REMOTE[url]
+            return
+        client = _open_local(Path(_store_location(settings)) / name)
+        try:
+            yield client
+        finally:
+            client.close()
+
+
+def _open_local(path: Path):
+    qdrant = require("qdrant_client", "pipeline")
+    deadline = time.monotonic() + LOCAL_WAIT_S
+    while True:
+        try:
+            return qdrant.QdrantClient(path=str(path))
+        except RuntimeError as exc:  # another process has the folder open
+            if time.monotonic() > deadline:
+                raise ConfigError(f"the example index at {path} stayed in use by another process for "
+                                  f"{LOCAL_WAIT_S:g} s; run a Qdrant server and set ASKCHAIN_QDRANT_URL to share it") from exc
+            time.sleep(0.2)
 
 
 def _collection_name(collection: str) -> str:
@@ -235,13 +260,18 @@ def build_example_index(
     show_progress: bool = True,
 ) -> int:
     """Sync the stored index to the pool: embed and add new entries, delete stale ones. Returns how many were added."""
-    from qdrant_client import models
-
     settings = settings or get_settings()
     pool = load_pool(settings=settings) if pool is None else pool
     if not pool:
         raise DatasetError(f"no few-shot examples found (looked for Spider and BIRD train under {shared_data_dir()})")
-    client, name = _client(settings), _collection_name(collection)
+    name = _collection_name(collection)
+    with _open_collection(settings, name) as client:
+        return _sync(client, name, pool, store=_store_location(settings), show_progress=show_progress)
+
+
+def _sync(client, name: str, pool: Sequence[PoolEntry], *, store: str, show_progress: bool) -> int:
+    from qdrant_client import models
+
     if not client.collection_exists(name):
         client.create_collection(name, vectors_config=models.VectorParams(size=DIMENSION, distance=models.Distance.COSINE))
     wanted = {entry.point_id: entry for entry in pool}
@@ -263,7 +293,7 @@ def build_example_index(
                     }) for e in batch
                 ])
                 advance(len(batch))
-    _SYNCED.add((_store_key(settings)[0], name, _fingerprint(wanted)))
+    _SYNCED.add((store, name, _fingerprint(wanted)))
     return len(new)
 
 
@@ -322,19 +352,20 @@ def retrieve_examples(
         if not pool or only_db == exclude_db:
             return []  # nothing can match: no need to load the embedder or open the store
         collection = f"{collection}-{re.sub(r'[^A-Za-z0-9_-]', '_', only_db)}"
-    client, name = _client(settings), _collection_name(collection)
-    with _LOCK:
-        if (_store_key(settings)[0], name, _fingerprint(e.point_id for e in pool)) not in _SYNCED:
-            build_example_index(settings, pool=pool, collection=collection)
     must_not = []
     if exclude_db:
         must_not.append(models.FieldCondition(key="db_id", match=models.MatchValue(value=exclude_db)))
     if exclude_question:
         must_not.append(models.FieldCondition(key="question_key", match=models.MatchValue(value=_question_key(exclude_question))))
     vector = embed([question_skeleton(question, model, schema)])[0]
-    hits = client.query_points(
-        name, query=vector.tolist(), limit=max(k * 3, k), query_filter=models.Filter(must_not=must_not) if must_not else None,
-    ).points
+    name, store = _collection_name(collection), _store_location(settings)
+    with _open_collection(settings, name) as client:
+        if (store, name, _fingerprint(e.point_id for e in pool)) not in _SYNCED:
+            _sync(client, name, pool, store=store, show_progress=True)
+        hits = client.query_points(
+            name, query=vector.tolist(), limit=max(k * 3, k),
+            query_filter=models.Filter(must_not=must_not) if must_not else None,
+        ).points
     examples, seen = [], set()
     for hit in hits:
         sql_key = (hit.payload["db_id"], " ".join(hit.payload["sql"].split()).lower())
