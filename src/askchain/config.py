@@ -76,6 +76,7 @@ class PipelineSettings(BaseModel):
     agreement_exit: int = 4
     revision_rounds: int = 5
     max_revisions: int = 6
+    empty_answer_share: float = 0.5
     selection: Literal["vote", "tournament"] = "vote"
     selection_max_groups: int = 3
     majority_margin: float = 2

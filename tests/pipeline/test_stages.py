@@ -258,6 +258,26 @@ def test_the_vote_picks_the_largest_group_without_asking_the_model(engine, ctx):
     assert sel.reason == "majority vote" and "France" in sel.chosen.candidate.sql and not model.requests
 
 
+NO_ROWS = "SELECT Name FROM singer WHERE Country = 'Atlantis'"
+ROWS = "SELECT Name FROM singer WHERE Country = 'France'"
+
+
+@pytest.mark.parametrize("samples, stands", [
+    ([NO_ROWS] * 4 + [ROWS, "SELECT nope FROM singer"], True),  # 4 of 6 votes: no rows is the answer
+    ([NO_ROWS] * 3 + [ROWS] * 3, False),  # half is no majority: the empty samples are revised
+])
+def test_an_empty_result_most_samples_agree_on_is_the_answer(engine, ctx, samples, stands):
+    model = ScriptedModel(lambda request, i: f"```sql\n{ROWS}\n```")
+    execs = revision_loop(dedupe([Candidate(s, "direct") for s in samples], "sqlite"), ctx=ctx, model=model,
+                          key=lambda s: normalize_sql(s, "sqlite"), validate=lambda s: validate_sql(s, engine.schema()),
+                          execute=lambda s: try_execute(engine, s), rounds=5, empty_answer_share=0.5)
+    assert (len(model.requests) == 0) is stands  # standing, nothing is revised, not even the broken sample
+    sel = select_best(execs, ctx=ctx, model=ScriptedModel([]), method="vote", empty_answer_share=0.5)
+    assert (sel.chosen.candidate.sql == NO_ROWS and sel.chosen.status == "empty") is stands
+    always_revise = select_best(execs, ctx=ctx, model=ScriptedModel([]), method="vote", empty_answer_share=1.0)
+    assert always_revise.chosen.candidate.sql == ROWS
+
+
 @pytest.mark.parametrize("example_db, source", [
     ("concert_singer", "(this database)"), ("", "(this database)"), ("pets_1", "(other databases; patterns only)"),
 ])

@@ -169,7 +169,8 @@ def build_graph(task: Task):
         executions = revision_loop(
             unique, ctx=state["context"], model=task.model, key=lambda sql: normalize_sql(sql, task.dialect),
             validate=lambda sql: validate_sql(sql, schema), execute=execute,
-            rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions, seed=seed, on_round=on_round,
+            rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions, empty_answer_share=cfg.empty_answer_share,
+            seed=seed, on_round=on_round,
             known=state.get("drafts", []),
         )
         return {"executions": executions}, {"unique_candidates": len(unique), "rounds": rounds}
@@ -177,7 +178,8 @@ def build_graph(task: Task):
     def select(state: State):
         selection = select_best(
             state.get("executions") or state.get("drafts", []), ctx=state["context"], model=task.model,
-            method=cfg.selection, max_groups=cfg.selection_max_groups, majority_margin=cfg.majority_margin, seed=seed,
+            method=cfg.selection, max_groups=cfg.selection_max_groups, majority_margin=cfg.majority_margin,
+            empty_answer_share=cfg.empty_answer_share, seed=seed,
         )
         chosen = selection.chosen
         task.emit({"type": "selected", "sql": chosen.candidate.sql if chosen else None, "reason": selection.reason})
@@ -247,7 +249,7 @@ def run_pipeline(task: Task) -> Outcome:
         return Outcome(None, None, "no candidate SQL was produced", candidates)
     error = None if chosen.status == "success" else (chosen.error or ("no rows" if chosen.status == "empty" else chosen.status))
     if chosen.status == "empty":
-        error = None  # ran fine: an empty answer is an answer, after revision could not find rows
+        error = None  # ran fine: no rows is the answer when most samples agree on it or revision found none
     return Outcome(chosen.candidate.sql, chosen.result, error, candidates, final.get("answer"))
 
 

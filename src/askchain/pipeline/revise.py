@@ -45,6 +45,14 @@ class Execution:
         return "it runs but returns no rows; check filters and stored values (spelling, case, format)"
 
 
+def empty_majority(executions: list[Execution], share: float) -> bool:
+    """Whether the first round's samples returning no rows hold more than `share` of its votes: then no rows is what
+    the samples agree on, and a revision that makes rows appear answers a different question."""
+    first = [ex for ex in executions if ex.candidate.round == 0]
+    empty = sum(ex.candidate.votes for ex in first if ex.status == "empty")
+    return empty > share * sum(ex.candidate.votes for ex in first)
+
+
 def execute_candidates(
     candidates: list[Candidate],
     validate: Callable[[str], Findings],
@@ -94,6 +102,7 @@ def revision_loop(
     execute: Callable[[str], "tuple[QueryResult | None, str | None]"],
     rounds: int = 5,
     max_revisions: int = 8,
+    empty_answer_share: float = 1.0,
     seed: int = 42,
     on_round: Callable[[int, list[Execution]], None] | None = None,
     known: list[Execution] = (),
@@ -103,7 +112,9 @@ def revision_loop(
     `known` are executions made earlier (e.g. of draft candidates): they are not run again, and the failed
     ones are revised in the first round with the rest. A known query also among `candidates` takes its votes there.
     A revision that comes back as a failed query already run leaves its failure open: it is revised again next round
-    (later rounds sample at a higher temperature), instead of ending the loop with budget left.
+    (later rounds sample at a higher temperature), instead of ending the loop with budget left. When the first
+    round's votes are mostly on an empty result (`empty_majority`), that is the answer and nothing is revised: no
+    revision could outvote it.
     """
     votes = {key(c.sql): c.votes for c in candidates}
     known = [replace(ex, candidate=replace(ex.candidate, votes=votes.get(key(ex.candidate.sql), ex.candidate.votes))) for ex in known]
@@ -128,6 +139,8 @@ def revision_loop(
         if on_round:
             on_round(round_no, results)
         failed = unresolved + [ex for ex in results if ex.failed]
+        if round_no == 0 and empty_majority(results, empty_answer_share):
+            break
         if round_no == rounds or not failed or revisions >= max_revisions:
             break
         failed = failed[: max_revisions - revisions]

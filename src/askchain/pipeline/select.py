@@ -18,7 +18,7 @@ from sqlglot.errors import SqlglotError
 from askchain.generation.candidates import result_preview
 from askchain.generation.context import GenerationContext
 from askchain.llm.base import ChatModel
-from askchain.pipeline.revise import Execution
+from askchain.pipeline.revise import Execution, empty_majority
 
 
 @dataclass
@@ -76,10 +76,12 @@ def result_signature(ex: Execution, dialect: str) -> tuple:
     return tuple(rows)
 
 
-def group_by_result(executions: list[Execution], dialect: str) -> list[Group]:
+def group_by_result(executions: list[Execution], dialect: str, with_empty: bool = False) -> list[Group]:
+    """Successful executions grouped by equal result, most votes first; `with_empty` counts no rows as a result."""
+    counted = {"success", "empty"} if with_empty else {"success"}
     groups: dict[tuple, Group] = {}
     for ex in executions:
-        if ex.status == "success":
+        if ex.status in counted:
             groups.setdefault(result_signature(ex, dialect), Group([])).members.append(ex)
     return sorted(groups.values(), key=lambda g: -g.votes)
 
@@ -92,10 +94,12 @@ def select_best(
     method: Literal["vote", "tournament"],
     max_groups: int = 4,
     majority_margin: float = 0.0,
+    empty_answer_share: float = 1.0,
     seed: int = 42,
 ) -> Selection:
-    """`majority_margin` > 0 skips the tournament when the largest group has that many times the next one's votes."""
-    groups = group_by_result(executions, ctx.dialect)
+    """`majority_margin` > 0 skips the tournament when the largest group has that many times the next one's votes.
+    An empty result competes like any other when the first round's votes are mostly on it (`empty_majority`)."""
+    groups = group_by_result(executions, ctx.dialect, with_empty=empty_majority(executions, empty_answer_share))
     if not groups:
         return Selection(best_failure(executions), [], [], "no candidate succeeded")
     if len(groups) == 1:
