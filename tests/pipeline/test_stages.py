@@ -34,6 +34,14 @@ def ctx(engine):
      "columns french and dutch both compute COUNT(*)"),
     ("SELECT Singer_ID, Name, Singer_ID FROM singer", None),  # unnamed repeats, as some gold SQL has
     ("SELECT count(*) AS n, count(*) AS N FROM singer", None),
+    # a number column compared with words: a query that runs and finds nothing (or everything)
+    ("SELECT Name FROM stadium WHERE Capacity = 'Glebe Park'", "stadium.Capacity holds numbers (INT), not text like 'Glebe Park'"),
+    ("SELECT count(*) FROM stadium AS s WHERE 'big' <> s.Capacity", "stadium.Capacity holds numbers"),
+    ("SELECT Name FROM singer WHERE Age IN (30, 'thirty')", "singer.Age holds numbers"),
+    ("SELECT Name FROM stadium WHERE Stadium_ID IN (SELECT Stadium_ID FROM concert WHERE Stadium_ID = 'Glebe')",
+     None),  # concert.Stadium_ID is text in this database
+    ("SELECT Name FROM singer WHERE Age = '32' OR Age > '1e1'", None),  # numbers written as text compare fine
+    ("SELECT Name FROM singer WHERE Name = 'Joe' OR Age > 30", None),
 ])
 def test_validation_errors(engine, sql, expected):
     findings = validate_sql(sql, engine.schema())
@@ -49,6 +57,8 @@ def test_validation_errors(engine, sql, expected):
      "Column 'Capacity' does not exist in singer"),
     ("SELECT Capacity FROM singer", "(Capacity is a column of stadium)"),
     ("SELECT count(*) FROM singers", "table singers does not exist; did you mean singer"),
+    ("SELECT T1.Name FROM stadium AS T1 JOIN concert AS T2 ON T1.Stadium_ID = T2.Stadium_ID WHERE T1.Stadium_ID = 'x1'",
+     "stadium.Stadium_ID holds numbers (INT), not text like 'x1'; the text is in concert.Stadium_ID"),
 ])
 def test_validation_names_the_closest_columns_and_tables(engine, sql, expected):
     assert expected in validate_sql(sql, engine.schema()).summary()

@@ -1,6 +1,6 @@
 """Static checks before execution: parse, hallucinated tables/columns/functions, joins off the key graph,
-aggregates mixed with plain columns, one expression under two names, SELECT *. Errors send a candidate to revision
-instead of the database."""
+aggregates mixed with plain columns, one expression under two names, a number column compared with words,
+SELECT *. Errors send a candidate to revision instead of the database."""
 
 from __future__ import annotations
 
@@ -88,6 +88,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
 
     _check_aggregates(tree, dialect, findings)
     _check_repeated_expressions(tree, dialect, findings)
+    _check_text_against_numbers(tree, schema, findings)
     _check_joins(tree, schema, findings)
     if any(isinstance(s, exp.Star) for s in (tree.selects if isinstance(tree, exp.Select) else [])):
         findings.warnings.append("SELECT * returns every column; select only the columns asked for")
@@ -163,6 +164,51 @@ def _check_repeated_expressions(tree: exp.Expression, dialect: str, findings: Fi
                 findings.errors.append(f"columns {first} and {projection.alias} both compute {expression}: "
                                        "make each compute what its name says")
                 break
+
+
+NUMERIC_TYPE = re.compile(
+    r"^(?:(?:tiny|small|medium|big|huge|u)?int(?:eger|\d+)?|real|float\d*|double|numeric|bignumeric|decimal|number)\b",
+    re.IGNORECASE,
+)
+COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In)
+
+
+def _check_text_against_numbers(tree: exp.Expression, schema: Schema, findings: Findings) -> None:
+    """A number column compared with a word (`flights.Airline = 'United Airlines'`, where Airline is the airline's
+    id): the query runs and finds nothing, or everything, so it is sent back with the text columns of that name."""
+    for scope in traverse_scope(tree):
+        tables = {alias.lower(): schema.table(".".join(p.name for p in source.parts))
+                  for alias, source in scope.sources.items() if isinstance(source, exp.Table)}
+        tables = {alias: t for alias, t in tables.items() if t is not None}
+        for comparison in scope.expression.find_all(*COMPARISONS):
+            if comparison.find_ancestor(exp.Select) is not scope.expression:
+                continue  # a nested query's comparisons belong to its own scope
+            column = comparison.this if isinstance(comparison, exp.In) else comparison.left
+            others = comparison.expressions if isinstance(comparison, exp.In) else [comparison.right]
+            if not isinstance(column, exp.Column):
+                column, others = comparison.right, [comparison.left]
+            words = [o.this for o in others if isinstance(o, exp.Literal) and o.is_string and _is_word(o.this)]
+            if not isinstance(column, exp.Column) or not words:
+                continue
+            owners = [tables.get(column.table.lower())] if column.table else list(tables.values())
+            found = [(t, t.column(column.name)) for t in owners if t is not None and t.column(column.name) is not None]
+            if len(found) != 1 or not NUMERIC_TYPE.match(found[0][1].type or ""):
+                continue
+            table, col = found[0]
+            text_columns = [f"{t.name}.{c.name}" for t in schema.tables for c in t.columns
+                            if c.name.lower() == col.name.lower() and not NUMERIC_TYPE.match(c.type or "")]
+            hint = f"; the text is in {', '.join(text_columns[:3])}" if text_columns else ""
+            findings.errors.append(f"{table.name}.{col.name} holds numbers ({col.type}), not text like '{words[0]}'{hint}")
+            return
+
+
+def _is_word(text: str) -> bool:
+    """Text a number never equals: it has letters and is not itself a number (`'1e3'`)."""
+    try:
+        float(text)
+    except ValueError:
+        return any(ch.isalpha() for ch in text)
+    return False
 
 
 def _check_joins(tree: exp.Expression, schema: Schema, findings: Findings) -> None:
