@@ -36,6 +36,7 @@ def ctx(engine):
     ("SELECT count(*) AS n, count(*) AS N FROM singer", None),
     # a number column compared with words: a query that runs and finds nothing (or everything)
     ("SELECT Name FROM stadium WHERE Capacity = 'Glebe Park'", "stadium.Capacity holds numbers (INT), not text like 'Glebe Park'"),
+    ("SELECT Stadium_ID FROM stadium WHERE Stadium_ID = 'x1'", "filter on concert.Stadium_ID instead (join concert)"),
     ("SELECT count(*) FROM stadium AS s WHERE 'big' <> s.Capacity", "stadium.Capacity holds numbers"),
     ("SELECT Name FROM singer WHERE Age IN (30, 'thirty')", "singer.Age holds numbers"),
     ("SELECT Name FROM stadium WHERE Stadium_ID IN (SELECT Stadium_ID FROM concert WHERE Stadium_ID = 'Glebe')",
@@ -58,7 +59,7 @@ def test_validation_errors(engine, sql, expected):
     ("SELECT Capacity FROM singer", "(Capacity is a column of stadium)"),
     ("SELECT count(*) FROM singers", "table singers does not exist; did you mean singer"),
     ("SELECT T1.Name FROM stadium AS T1 JOIN concert AS T2 ON T1.Stadium_ID = T2.Stadium_ID WHERE T1.Stadium_ID = 'x1'",
-     "stadium.Stadium_ID holds numbers (INT), not text like 'x1'; the text is in concert.Stadium_ID"),
+     "stadium.Stadium_ID holds numbers (INT), not text like 'x1'; filter on concert.Stadium_ID instead"),
 ])
 def test_validation_names_the_closest_columns_and_tables(engine, sql, expected):
     assert expected in validate_sql(sql, engine.schema()).summary()

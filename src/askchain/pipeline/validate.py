@@ -195,9 +195,14 @@ def _check_text_against_numbers(tree: exp.Expression, schema: Schema, findings: 
             if len(found) != 1 or not NUMERIC_TYPE.match(found[0][1].type or ""):
                 continue
             table, col = found[0]
-            text_columns = [f"{t.name}.{c.name}" for t in schema.tables for c in t.columns
+            text_columns = [(t, c) for t in schema.tables for c in t.columns
                             if c.name.lower() == col.name.lower() and not NUMERIC_TYPE.match(c.type or "")]
-            hint = f"; the text is in {', '.join(text_columns[:3])}" if text_columns else ""
+            hint = ""
+            if text_columns:
+                other, text_column = text_columns[0]
+                joined = {t.name.lower() for t in tables.values()}
+                hint = (f"; filter on {other.name}.{text_column.name} instead"
+                        + ("" if other.name.lower() in joined else f" (join {other.name})"))
             findings.errors.append(f"{table.name}.{col.name} holds numbers ({col.type}), not text like '{words[0]}'{hint}")
             return
 
