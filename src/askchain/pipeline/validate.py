@@ -109,8 +109,7 @@ def _unresolved_column(message: str, tree: exp.Expression, schema: Schema) -> st
     wanted = (found.group(1) or found.group(2)).lower()
     name, lacking = wanted, {}
     for scope in traverse_scope(tree):
-        tables = {alias.lower(): schema.table(".".join(p.name for p in source.parts))
-                  for alias, source in scope.sources.items() if isinstance(source, exp.Table)}
+        tables = _scope_tables(scope, schema)
         for column in scope.columns:
             if column.name.lower() != wanted:
                 continue
@@ -128,6 +127,13 @@ def _unresolved_column(message: str, tree: exp.Expression, schema: Schema) -> st
     if close or not owners:
         return text + close
     return text + f" ({name} is a column of {', '.join(owners[:3])})"
+
+
+def _scope_tables(scope, schema: Schema) -> dict:
+    """The schema tables a query scope reads, by lower-cased alias (tables the schema lacks are left out)."""
+    tables = {alias.lower(): schema.table(".".join(p.name for p in source.parts))
+              for alias, source in scope.sources.items() if isinstance(source, exp.Table)}
+    return {alias: table for alias, table in tables.items() if table is not None}
 
 
 def _did_you_mean(name: str, choices: list[str]) -> str:
@@ -177,9 +183,7 @@ def _check_text_against_numbers(tree: exp.Expression, schema: Schema, findings: 
     """A number column compared with a word (`flights.Airline = 'United Airlines'`, where Airline is the airline's
     id): the query runs and finds nothing, or everything, so it is sent back with the text columns of that name."""
     for scope in traverse_scope(tree):
-        tables = {alias.lower(): schema.table(".".join(p.name for p in source.parts))
-                  for alias, source in scope.sources.items() if isinstance(source, exp.Table)}
-        tables = {alias: t for alias, t in tables.items() if t is not None}
+        tables = _scope_tables(scope, schema)
         for comparison in scope.expression.find_all(*COMPARISONS):
             if comparison.find_ancestor(exp.Select) is not scope.expression:
                 continue  # a nested query's comparisons belong to its own scope
@@ -204,7 +208,7 @@ def _check_text_against_numbers(tree: exp.Expression, schema: Schema, findings: 
                 hint = (f"; filter on {other.name}.{text_column.name} instead"
                         + ("" if other.name.lower() in joined else f" (join {other.name})"))
             findings.errors.append(f"{table.name}.{col.name} holds numbers ({col.type}), not text like '{words[0]}'{hint}")
-            return
+            return  # one such finding is enough to send the query back
 
 
 def _is_word(text: str) -> bool:
