@@ -2,11 +2,11 @@
 
 The pool is Spider train, BIRD train and the domain's own evaluation questions. Each pool question is masked by
 `masking.mask_question` with its database's table and column names, embedded with all-MiniLM-L6-v2 and stored in
-Qdrant: local mode, a folder per collection under `settings.paths.data("qdrant")`, or a server named by `settings.pipeline["qdrant_url"]` or
-the ASKCHAIN_QDRANT_URL environment variable. The index is synced to the pool on first use in a process (only new
-or changed pool entries are embedded), so a growing domain question file costs seconds, not a rebuild. Examples
-restricted to one database (the default `examples_scope: schema`) come from a collection of that database's entries
-alone, synced in seconds instead of the whole pool's minutes.
+Qdrant: local mode, a folder per collection under `settings.paths.data("qdrant")`, or a server named by
+`settings.pipeline["qdrant_url"]` or the ASKCHAIN_QDRANT_URL environment variable. The index is synced to the pool
+on first use in a process (only new or changed pool entries are embedded), so a growing domain question file costs
+seconds, not a rebuild. Examples restricted to one database (the default `examples_scope: schema`) come from a
+collection of that database's entries alone, synced in seconds instead of the whole pool's minutes.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def load_pool(sources: Sequence[PoolSource] | None = None, settings: Settings | 
 # ---- the vector store ----------------------------------------------------------------------------------------------
 
 _REMOTE: dict[str, object] = {}
-_SYNCED: set[tuple[str, str]] = set()
+_SYNCED: set[tuple[str, str, str]] = set()  # (store, collection, pool fingerprint) synced in this process
 _LOCK = threading.RLock()  # one store operation at a time: local mode allows one open client per folder
 #: How long to wait while another process holds a local store (its first sync of the whole pool takes ~80 s).
 LOCAL_WAIT_S = 120.0
