@@ -1,19 +1,22 @@
-"""The Python API: `ask()` answers one question; the CLI and the server are thin layers over it."""
+"""The Python API: `ask()` answers one question; the CLI, the server and the evaluation are thin layers over it."""
 
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
+from askchain.answer.followup import Turn
 from askchain.config import Settings, get_settings
 from askchain.db.base import Engine
+from askchain.db.connect import resolve_database
 from askchain.errors import AskchainError
 from askchain.llm.base import ChatModel, track_usage
 from askchain.llm.registry import get_model
-from askchain.pipeline.answer_stage import answer_result
-from askchain.pipeline.context import Task, stage
-from askchain.pipeline.methods import get_method
+from askchain.pipeline.graph import run_graph
+from askchain.pipeline.methods import method_settings
 from askchain.pipeline.result import AskResult
+from askchain.pipeline.run import Models, Run
+from askchain.pipeline.stages import chosen_result
 from askchain.pipeline.trace import Trace, new_run_id
 
 
@@ -22,73 +25,65 @@ def ask(
     db: str | Engine | None = None,
     *,
     method: str | None = None,
-    model: str | ChatModel | None = None,
+    model: str | ChatModel | Models | None = None,
     hint: str = "",
+    history: Sequence[Turn] = (),
     settings: Settings | None = None,
     on_event: Callable[[dict[str, Any]], None] | None = None,
     db_id: str | None = None,
     answer: bool | None = None,
 ) -> AskResult:
-    """Answer `question` over `db` (a path, URL or open Engine; default: the local Ethereum dataset).
+    """Answer `question` over `db` (a path, URL or open Engine; default: the default domain's local dataset).
 
-    `answer` adds a summary in words and a chart (default: settings.pipeline.answer); evaluation turns it off.
+    `model` names one model for every role (default: llm.creative_model / llm.factual_model, else llm.model).
+    `history` holds earlier turns of a conversation, so a follow-up is answered as a self-contained question.
+    `answer` adds the answer in words and a chart (default: settings.pipeline.answer); evaluation turns it off.
     """
     settings = settings or get_settings()
     if not question or not question.strip():
         raise AskchainError("the question is empty")
-    engine = resolve_database(db, settings)
-    chat_model = model if isinstance(model, ChatModel) else get_model(model, settings)
     method = method or settings.pipeline.method
-    run = get_method(method)
-    trace = Trace(new_run_id(), question.strip(), engine.name, method, chat_model.model_id)
-    task = Task(question.strip(), engine, chat_model, settings, hint=hint, on_event=on_event, db_id=db_id, trace=trace)
+    configured = method_settings(settings, method, **({} if answer is None else {"answer": answer}))
+    engine = resolve_database(db, settings)
+    models = resolve_models(model, settings)
+    trace = Trace(new_run_id(), question.strip(), engine.name, method, models.model_id)
+    run = Run(question.strip(), engine, models, configured, hint=hint, history=history, db_id=db_id, trace=trace)
     started = time.perf_counter()
-    if answer is not None:
-        settings = settings.with_overrides(pipeline={"answer": answer})
-        task.settings = settings
     with track_usage() as usage:
-        outcome = run(task)
-        if settings.pipeline.answer and outcome.answer is None:
-            with stage(task, "answer") as record:
-                found = outcome.result
-                outcome.answer = answer_result(
-                    task.question, outcome.sql, found.columns if found else [], found.rows if found else [],
-                    truncated=bool(found and found.truncated), error=outcome.error, model=chat_model,
-                )
-                record.update(outcome.answer)
-            task.emit({"type": "answer", **outcome.answer})
-    if settings.pipeline.traces:
+        final = run_graph(run, on_event)
+    if configured.pipeline.traces:
         trace.save(settings.paths.data("traces", "x").parent)
-    result = outcome.result
+    selection = final["selection"]
+    sql, result, error = chosen_result(selection)
+    answered = final.get("answer") or {}
     return AskResult(
-        question=task.question,
-        sql=outcome.sql,
+        question=final.get("question", run.question),
+        sql=sql,
         columns=result.columns if result else [],
         rows=[list(r) for r in result.rows] if result else [],
         truncated=result.truncated if result else False,
-        error=outcome.error,
+        error=error,
         usage=usage.as_dict(),
         elapsed_s=round(time.perf_counter() - started, 3),
         method=method,
-        model=chat_model.model_id,
+        model=models.model_id,
         db=engine.name,
         run_id=trace.run_id,
         bytes_processed=result.bytes_processed if result else None,
-        candidates=outcome.candidates,
-        answer=(outcome.answer or {}).get("answer"),
-        chart=(outcome.answer or {}).get("chart"),
+        candidates=[ex.record() for ex in final.get("executions") or final.get("drafts", [])],
+        answer=answered.get("answer"),
+        chart=answered.get("chart"),
     )
 
 
-def resolve_database(db: str | Engine | None, settings: Settings) -> Engine:
-    from askchain.db.connect import open_database
-
-    if isinstance(db, Engine):
-        return db
-    if db:
-        return open_database(db, settings.db)
-    try:
-        from askchain.domains.ethereum.dataset import default_engine
-    except ModuleNotFoundError:
-        raise AskchainError("no database given: pass --db PATH (a SQLite or DuckDB file, or a database URL)") from None
-    return default_engine(settings)
+def resolve_models(model: str | ChatModel | Models | None, settings: Settings) -> Models:
+    """The models by role: one given model plays both; by default each role's setting names its own."""
+    if isinstance(model, Models):
+        return model
+    if isinstance(model, ChatModel):
+        return Models.single(model)
+    if model:
+        return Models.single(get_model(model, settings))
+    creative, factual = (settings.llm.role_model(role) for role in ("creative", "factual"))
+    creative_model = get_model(creative, settings)
+    return Models(creative_model, creative_model if factual == creative else get_model(factual, settings))

@@ -1,4 +1,6 @@
-"""One settings object: package defaults < YAML file < environment (ASKCHAIN_SECTION__KEY) < CLI flags."""
+"""One settings object: package defaults (settings.yaml) < user YAML file < environment (ASKCHAIN_SECTION__KEY) <
+CLI flags. The package's settings.yaml is the only place a default is written: the section classes below declare
+types, not values, so a default cannot be documented in one place and different in another."""
 
 from __future__ import annotations
 
@@ -7,86 +9,131 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict, YamlConfigSettingsSource
 
 from askchain.errors import ConfigError
 
 DEFAULTS_FILE = Path(__file__).with_name("settings.yaml")
 
 
-class LLMSettings(BaseModel):
-    model: str = "qwen2.5-coder-1.5b"
-    factual_model: str | None = None
-    creative_model: str | None = None
-    cache: bool = True
-    seed: int = 42
-    threads: int | None = None
-    context_tokens: int | None = None
-    prompt_states_mb: int = 1024
+class Section(BaseModel):
+    """A settings section: an unknown key is a typo to report, not a value to carry around unread."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
-class DBSettings(BaseModel):
-    timeout_s: float = 30
-    max_rows: int = 10000
-    maximum_bytes_billed: int = 10_000_000_000
+class LLMSettings(Section):
+    model: str
+    factual_model: str | None
+    creative_model: str | None
+    cache: bool
+    seed: int
+    threads: int | None
+    context_tokens: int | None
+    prompt_states_mb: int
+    max_retries: int
+
+    def role_model(self, role: Literal["factual", "creative"]) -> str:
+        """The model name a role's calls go to: its own setting, else the default model."""
+        return getattr(self, f"{role}_model") or self.model
 
 
-class PathSettings(BaseModel):
-    cache_dir: Path = Path("~/.cache/askchain")
-    data_dir: Path = Path("~/.local/share/askchain")
+class DBSettings(Section):
+    timeout_s: float
+    max_rows: int
+    maximum_bytes_billed: int
+    default_domain: str | None
+
+
+class PathSettings(Section):
+    cache_dir: Path
+    data_dir: Path
+    models_dir: Path
 
     def cache(self, *parts: str) -> Path:
-        path = self.cache_dir.expanduser().joinpath(*parts)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
+        return _ensure_parent(self.cache_dir.expanduser().joinpath(*parts))
 
     def data(self, *parts: str) -> Path:
-        path = self.data_dir.expanduser().joinpath(*parts)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        return _ensure_parent(self.data_dir.expanduser().joinpath(*parts))
+
+    def models(self) -> Path:
+        path = self.models_dir.expanduser()
+        path.mkdir(parents=True, exist_ok=True)
         return path
 
 
-class GeneratorSettings(BaseModel):
-    n: int = 1
-    temperature: float = 0.8
-    top_p: float = 0.95
-    max_tokens: int = 320
-    enabled: bool = True
-    options: dict[str, Any] = {}
+def _ensure_parent(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
-class PipelineSettings(BaseModel):
-    """The test-time-scaling pipeline's knobs; unknown keys are kept for other components (e.g. the server)."""
+class GeneratorSettings(Section):
+    n: int
+    temperature: float
+    top_p: float
+    max_tokens: int
+    enabled: bool
+    options: dict[str, Any]
 
-    model_config = ConfigDict(extra="allow")
 
-    method: str = "pipeline"
-    examples_k: int = 3
-    examples_scope: Literal["schema", "all"] = "schema"
-    skeleton: str = "rules"
-    qdrant_url: str | None = None
-    schema_linking: str = "auto"
-    linking_token_budget: int = 4000
-    value_retrieval: bool = True
-    keywords: str = "rules"
-    generators: dict[str, GeneratorSettings] = {}
-    draft_generator: str = "direct"
-    agreement_exit: int = 4
-    revision_rounds: int = 5
-    max_revisions: int = 6
-    empty_answer_share: float = 0.5
-    selection: Literal["vote", "tournament"] = "vote"
-    selection_max_groups: int = 3
-    majority_margin: float = 2
-    self_consistency_n: int = 6
-    self_consistency_temperature: float = 0.8
-    answer: bool = True
-    traces: bool = True
+class PipelineSettings(Section):
+    """The answering methods' knobs (see settings.yaml for what each does and why it has its value)."""
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key, default)
+    method: str  # an entry of `methods`
+    examples_k: int
+    examples_scope: Literal["schema", "all"]
+    skeleton: Literal["rules", "llm"]
+    qdrant_url: str | None
+    schema_linking: Literal["auto", "always", "never"]
+    linking_token_budget: int
+    value_retrieval: bool
+    keywords: Literal["rules", "llm"]
+    generators: dict[str, GeneratorSettings]
+    draft_generator: str
+    agreement_exit: int
+    revision_rounds: int
+    max_revisions: int
+    empty_answer_share: float
+    selection: Literal["vote", "tournament"]
+    selection_max_groups: int
+    majority_margin: float
+    validation: bool
+    answer: bool
+    traces: bool
+
+
+class ServerSettings(Section):
+    databases: dict[str, str]
+    default_db: str | None
+    max_concurrent: int
+    token: str | None
+
+
+class Settings(BaseSettings):
+    """Everything that varies between deployments; stages read their section of it."""
+
+    model_config = SettingsConfigDict(env_prefix="ASKCHAIN_", env_nested_delimiter="__", extra="forbid")
+
+    llm: LLMSettings
+    db: DBSettings
+    paths: PathSettings
+    pipeline: PipelineSettings
+    #: method name -> overrides of the pipeline section (askchain.pipeline.methods)
+    methods: dict[str, dict[str, Any]]
+    server: ServerSettings
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):
+        files = [DEFAULTS_FILE] + ([user_settings_file()] if user_settings_file() else [])
+        return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_file=files, deep_merge=True))
+
+    def with_overrides(self, **sections: dict[str, Any]) -> "Settings":
+        """A copy with CLI-flag overrides applied over these settings (None values are ignored)."""
+        data = self.model_dump()
+        for section, values in sections.items():
+            data[section] = _deep_merge(data.get(section, {}), {k: v for k, v in values.items() if v is not None})
+        return Settings.model_validate(data)
 
 
 def _deep_merge(base: dict, override: dict) -> dict:
@@ -99,17 +146,8 @@ def _deep_merge(base: dict, override: dict) -> dict:
     return merged
 
 
-def _load_yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read settings file {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"settings file {path} must hold a mapping")
-    return data
-
-
 def user_settings_file() -> Path | None:
+    """The user's YAML file: $ASKCHAIN_CONFIG, else ./askchain.yaml if present."""
     named = os.environ.get("ASKCHAIN_CONFIG")
     if named:
         path = Path(named).expanduser()
@@ -120,51 +158,27 @@ def user_settings_file() -> Path | None:
     return local if local.is_file() else None
 
 
-class _YamlSource(PydanticBaseSettingsSource):
-    def get_field_value(self, field, field_name):  # pragma: no cover - unused by __call__
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        data = _load_yaml(DEFAULTS_FILE)
-        user = user_settings_file()
-        if user:
-            data = _deep_merge(data, _load_yaml(user))
-        return data
-
-
-class Settings(BaseSettings):
-    """Everything that varies between deployments; stages read their section of it."""
-
-    model_config = SettingsConfigDict(env_prefix="ASKCHAIN_", env_nested_delimiter="__", extra="ignore")
-
-    llm: LLMSettings = LLMSettings()
-    db: DBSettings = DBSettings()
-    paths: PathSettings = PathSettings()
-    pipeline: PipelineSettings = PipelineSettings()
-
-    @classmethod
-    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):
-        return (init_settings, env_settings, _YamlSource(settings_cls))
-
-    def with_overrides(self, **sections: dict[str, Any]) -> "Settings":
-        """A copy with CLI-flag overrides applied (None values are ignored)."""
-        data = self.model_dump()
-        for section, values in sections.items():
-            data[section] = _deep_merge(data.get(section, {}), {k: v for k, v in values.items() if v is not None})
-        return Settings.model_validate(data)
-
-
 def shared_data_dir() -> Path:
     """The public datasets folder: $ASKCHAIN_SHARED_DATA, else `shared/data` beside the repository checkout."""
     named = os.environ.get("ASKCHAIN_SHARED_DATA")
     return Path(named).expanduser() if named else Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from every source, with a one-line ConfigError for a bad file, key or value."""
     try:
-        return Settings()
+        return Settings(**overrides)
     except ConfigError:
         raise
-    except Exception as exc:  # pydantic validation of a bad env var or file
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise ConfigError(f"invalid setting {where}: {error['msg']}") from exc
+    except Exception as exc:  # an unreadable or malformed YAML file
         raise ConfigError(f"invalid settings: {str(exc).splitlines()[0]}") from exc
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process's settings, read once (tests clear the cache when they change the environment)."""
+    return load_settings()

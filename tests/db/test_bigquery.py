@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from askchain.config import DBSettings
+from askchain.config import get_settings
 from askchain.db import open_database
 from askchain.db.bigquery import check_scan, example_values, human_bytes
 from askchain.errors import DatabaseError, QueryFailed, QueryRefused
@@ -199,7 +199,7 @@ def seeded(emulator):
 
 @pytest.fixture
 def engine(seeded):
-    engine = open_database(f"bigquery://{PROJECT}?endpoint={seeded}", DBSettings(timeout_s=30, max_rows=100))
+    engine = open_database(f"bigquery://{PROJECT}?endpoint={seeded}", get_settings().with_overrides(db=dict(timeout_s=30, max_rows=100)).db)
     yield engine
     engine.close()
 
@@ -259,7 +259,7 @@ def test_execute_returns_rows_and_bytes(engine):
 
 @pytest.mark.bigquery
 def test_byte_cap_refusal_when_the_emulator_reports_bytes(seeded):
-    engine = open_database(f"bigquery://{PROJECT}?endpoint={seeded}", DBSettings(maximum_bytes_billed=1))
+    engine = open_database(f"bigquery://{PROJECT}?endpoint={seeded}", get_settings().with_overrides(db=dict(maximum_bytes_billed=1)).db)
     sql = "SELECT miner FROM blocks"
     if not engine.dry_run(sql).total_bytes_processed:
         pytest.skip("the emulator reports 0 bytes on dry runs; test_check_scan_refuses_over_the_byte_limit covers it")

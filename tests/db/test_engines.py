@@ -5,7 +5,7 @@ import hashlib
 import duckdb
 import pytest
 
-from askchain.config import DBSettings
+from askchain.config import get_settings
 from askchain.db import open_database
 from askchain.errors import DatabaseError, QueryFailed, QueryRefused
 
@@ -99,7 +99,7 @@ def test_duckdb_connection_itself_refuses_writes_and_files(duckdb_file):
 
 
 def test_row_cap_truncates(duckdb_file):
-    result = open_database(str(duckdb_file), DBSettings(max_rows=7)).execute("SELECT * FROM orders")
+    result = open_database(str(duckdb_file), get_settings().with_overrides(db=dict(max_rows=7)).db).execute("SELECT * FROM orders")
     assert len(result.rows) == 7 and result.truncated
 
 
@@ -108,7 +108,7 @@ def test_row_cap_truncates(duckdb_file):
     ("duckdb_file", "SELECT count(*) FROM range(100000000000) a, range(1000) b WHERE a.range * b.range = -1"),
 ])
 def test_runaway_queries_stop_at_the_timeout(fixture, runaway, request):
-    engine = open_database(str(request.getfixturevalue(fixture)), DBSettings(timeout_s=1))
+    engine = open_database(str(request.getfixturevalue(fixture)), get_settings().with_overrides(db=dict(timeout_s=1)).db)
     with pytest.raises(QueryFailed, match="time limit"):
         engine.execute(runaway)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from askchain.config import DBSettings
+from askchain.config import get_settings
 from askchain.db import open_database
 from askchain.errors import DatabaseError, QueryFailed, QueryRefused
 
@@ -131,7 +131,7 @@ def _count(url: str, table: str) -> int:
 
 @pytest.fixture
 def engine(server):
-    return open_database(server, DBSettings(timeout_s=10, max_rows=100))
+    return open_database(server, get_settings().with_overrides(db=dict(timeout_s=10, max_rows=100)).db)
 
 
 @pytest.mark.postgres
@@ -230,7 +230,7 @@ def test_errors_are_one_line(engine, server):
 def test_bad_urls_are_one_line_database_errors():
     pytest.importorskip("psycopg")
     with pytest.raises(DatabaseError) as refused:
-        open_database("postgresql://reader:s3cret@127.0.0.1:1/db", DBSettings(timeout_s=2))
+        open_database("postgresql://reader:s3cret@127.0.0.1:1/db", get_settings().with_overrides(db=dict(timeout_s=2)).db)
     message = str(refused.value)
     assert "cannot connect to PostgreSQL" in message and "\n" not in message and "s3cret" not in message
     with pytest.raises(DatabaseError, match="bad PostgreSQL URL"):

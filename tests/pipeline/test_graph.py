@@ -34,9 +34,10 @@ def test_pipeline_runs_every_stage_and_traces_it(spider_db):
                  settings=settings, on_event=events.append)
     assert result.error is None and "France" in result.sql and result.rows == [[4]]
     started = [e["stage"] for e in events if e.get("status") == "start"]
-    for name in ("examples", "schema_linking", "values", "build_context", "draft", "divide_and_conquer",
-                 "query_plan", "role_play", "synthetic", "revise", "select"):
+    for name in ("schema_linking", "build_context", "draft", "divide_and_conquer", "query_plan", "role_play",
+                 "synthetic", "revise", "select"):
         assert name in started
+    assert not {"examples", "values", "answer"} & set(started), "stages switched off are not in the graph"
     trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
     stages = {s["stage"]: s for s in trace["stages"]}
     generators = {g for s in trace["stages"] for g in [s["stage"]] if s.get("candidates")}
@@ -73,7 +74,7 @@ def test_docs_picture_matches_the_code():
     from askchain.pipeline.graph import drawable_graph
 
     docs = Path(__file__).resolve().parents[2] / "docs" / "pipeline.md"
-    assert drawable_graph(get_settings()).draw_mermaid() in docs.read_text()
+    assert drawable_graph(get_settings().pipeline).draw_mermaid() in docs.read_text()
 
 
 def test_with_only_the_draft_enabled_disagreement_goes_to_revision(spider_db):
@@ -94,12 +95,14 @@ def test_with_only_the_draft_enabled_disagreement_goes_to_revision(spider_db):
 def test_examples_come_from_the_questions_own_database_unless_scoped_to_all(spider_db, monkeypatch):
     import askchain.retrieval.examples as examples
     from askchain.db import open_database
-    from askchain.pipeline.context import Task
-    from askchain.pipeline.graph import find_examples
+    from askchain.pipeline.run import Models, Run
+    from askchain.pipeline.stages import find_examples
 
     calls = []
     monkeypatch.setattr(examples, "retrieve_examples", lambda *a, **kw: calls.append(kw) or [])
-    task = Task("How many singers?", open_database(str(spider_db)), ScriptedModel(lambda r, i: ""), get_settings(), db_id="x")
+    engine = open_database(str(spider_db))
     for scope, only_db in (("schema", "concert_singer"), ("all", None)):
-        find_examples(task, get_settings().with_overrides(pipeline={"examples_k": 3, "examples_scope": scope}).pipeline)
+        settings = get_settings().with_overrides(pipeline={"examples_k": 3, "examples_scope": scope})
+        run = Run("How many singers?", engine, Models.single(ScriptedModel(lambda r, i: "")), settings, db_id="x")
+        find_examples({"question": run.question}, run)
         assert calls[-1]["only_db"] == only_db and calls[-1]["exclude_db"] == "x"

@@ -7,8 +7,8 @@ from askchain.generation.candidates import Candidate, dedupe
 from askchain.generation.context import Example, GenerationContext
 from askchain.generation.sql_text import extract_sql, normalize_sql
 from askchain.llm.fake import ScriptedModel
-from askchain.pipeline.context import try_execute
-from askchain.pipeline.graph import draft_agrees
+from askchain.pipeline.run import try_execute
+from askchain.pipeline.stages import draft_agrees
 from askchain.pipeline.revise import revision_loop
 from askchain.pipeline.select import group_by_result, select_best
 from askchain.pipeline.validate import validate_sql

@@ -34,8 +34,9 @@ def test_query_streams_stages_then_results(client, ask):
     events = ask(client, question="How many singers by country?")
     assert names(events) == [
         "start",
-        "generate:start", "generate:end", "execute:start", "execute:end",
-        "sql", "rows", "answer:start", "answer:end", "answer", "chart", "done",
+        "build_context:start", "build_context:end", "draft:start", "candidates", "draft:end",
+        "revise:start", "revision", "revise:end", "select:start", "selected", "sql", "rows", "select:end",
+        "answer:start", "answer", "chart", "answer:end", "done",
     ]
     data = dict(events)
     assert data["sql"]["sql"].startswith("SELECT country, count(*)")
@@ -62,7 +63,7 @@ def test_follow_up_is_rewritten_and_threads_survive_a_restart(settings, new_mode
     with TestClient(create_app(settings, new_model())) as second:  # a new server, same data dir
         events = ask(second, question="and only those from France?", thread_id=thread_id)
         data = dict(events)
-        assert names(events)[:4] == ["start", "rewrite:start", "rewrite:end", "rewrite"]
+        assert names(events)[:4] == ["start", "rewrite:start", "rewrite", "rewrite:end"]
         assert data["rewrite"] == {"type": "rewrite", "original": "and only those from France?", "question": "How many singers are from France?"}
         assert "France" in data["sql"]["sql"] and data["rows"]["rows"] == [[4]]
         assert data["done"]["turn"] == 2
@@ -158,21 +159,17 @@ def test_ui_and_assets_are_served_locally(client):
     assert plotly.status_code == 200 and plotly.headers["content-type"].startswith("text/javascript")
 
 
-def test_method_events_pass_through_unchanged(client, ask, monkeypatch):
-    """Whatever a method emits (pipeline stages, candidates, selection) reaches the client, in order, before the SQL."""
-    from askchain.pipeline.context import stage, try_execute
-    from askchain.pipeline.methods import Outcome
-
-    def method(task):
-        with stage(task, "generate_sql"):
-            task.emit({"type": "candidates", "generator": "direct", "sql": ["SELECT count(*) FROM singer"]})
-        task.emit({"type": "selected", "sql": "SELECT count(*) FROM singer", "reason": "only candidate"})
-        result, error = try_execute(task.engine, "SELECT count(*) FROM singer")
-        return Outcome("SELECT count(*) FROM singer", result, error, [])
-
-    monkeypatch.setattr("askchain.api.get_method", lambda name: method)
-    events = ask(client, question="How many singers are there?", method="pipeline")
-    assert names(events)[:6] == ["start", "generate_sql:start", "candidates", "generate_sql:end", "selected", "sql"]
+def test_pipeline_events_stream_from_the_graph_before_the_answer(settings, fake_model, ask):
+    """The run's own events (stages, candidates, selection) reach the client in order, the rows before the words."""
+    settings = settings.with_overrides(pipeline={"examples_k": 0})
+    with TestClient(create_app(settings, fake_model)) as client:
+        events = ask(client, question="How many singers are there?", method="pipeline")
+    order = names(events)
+    assert order[0] == "start" and order[-1] == "done"
+    for earlier, later in (("draft:start", "candidates"), ("candidates", "selected"), ("selected", "sql"),
+                           ("sql", "rows"), ("rows", "answer:start"), ("answer", "chart")):
+        assert order.index(earlier) < order.index(later)
     data = dict(events)
-    assert data["candidates"] == {"type": "candidates", "generator": "direct", "sql": ["SELECT count(*) FROM singer"]}
+    assert data["candidates"]["generator"] == "direct" and data["candidates"]["sql"]
+    assert data["rows"]["rows"] == [[6]]
     assert data["done"]["run_id"] and data["done"]["method"] == "pipeline"

@@ -17,12 +17,12 @@ from askchain.config import Settings
 from askchain.errors import DatasetError
 from askchain.eval.compare import COMPARATORS
 from askchain.eval.datasets import reload_dataset
-from askchain.eval.runner import META_FILE, read_results
+from askchain.eval.results import META_FILE, read_results
 from askchain.generation.candidates import Candidate
 from askchain.generation.context import Example as FewShot
 from askchain.llm.base import ChatModel
-from askchain.pipeline.context import Task, try_execute
-from askchain.pipeline.graph import build_context
+from askchain.pipeline.run import Models, Run, try_execute
+from askchain.pipeline.stages import build_context
 from askchain.pipeline.revise import Execution
 from askchain.pipeline.select import select_best
 from askchain.pipeline.validate import Findings
@@ -77,10 +77,11 @@ def audit_selection(out_dir: Path, model: ChatModel, settings: Settings, max_gro
             right.append(compare(gold.columns, gold.rows, result.columns, result.rows, example.order_matters))
         if len(executions) < 2:
             continue
-        task = Task(example.question, engine, model, settings, hint=example.hint, db_id=example.db_id)
+        run = Run(example.question, engine, Models.single(model), settings, hint=example.hint, db_id=example.db_id)
         shown = [FewShot(**e) for e in stages.get("examples", {}).get("examples", [])]
-        ctx = build_context(task, stages.get("schema_linking", {}).get("linked", {}),
-                            stages.get("values", {}).get("value_hints", []), shown)
+        ctx = build_context({"question": example.question, "examples": shown,
+                             "linked": stages.get("schema_linking", {}).get("linked", {}),
+                             "value_hints": stages.get("values", {}).get("value_hints", [])}, run)[0]["context"]
         vote = select_best(executions, ctx=ctx, model=model, method="vote")
         tournament = select_best(executions, ctx=ctx, model=model, method="tournament", max_groups=max_groups,
                                  majority_margin=0, seed=settings.llm.seed)

@@ -6,11 +6,12 @@ each strategy here reasons in a few comment lines or a small JSON object and is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable, Literal
 
 from pydantic import BaseModel
 
+from askchain.config import GeneratorSettings
 from askchain.db.base import QueryResult
 from askchain.generation.context import Example, GenerationContext
 from askchain.generation.sql_text import END_OF_SQL_BLOCK, extract_sql, normalize_sql
@@ -32,21 +33,11 @@ class Candidate:
         return normalize_sql(self.sql, dialect)
 
 
-@dataclass
-class GeneratorConfig:
-    n: int = 2
-    temperature: float = 0.8
-    top_p: float = 0.95
-    max_tokens: int = 320
-    enabled: bool = True
-    options: dict = field(default_factory=dict)
-
-
 def _comment_lines(text: str) -> str:
     return "\n".join(line.strip() for line in text.splitlines() if line.strip().startswith("--"))
 
 
-def _sample(ctx: GenerationContext, model: ChatModel, cfg: GeneratorConfig, seed: int, prompt: str, name: str, **values) -> list[Candidate]:
+def _sample(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, seed: int, prompt: str, name: str, **values) -> list[Candidate]:
     completion = model.complete(
         ctx.messages("askchain.generation", prompt, **values),
         temperature=cfg.temperature,

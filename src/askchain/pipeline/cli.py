@@ -63,7 +63,7 @@ def graph(out: str = typer.Option("docs", "--out", help="Folder for pipeline.md 
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    drawn = drawable_graph(get_settings())
+    drawn = drawable_graph(get_settings().pipeline)
     (folder / "pipeline.md").write_text(
         "# The pipeline graph\n\nGenerated from `askchain.pipeline.graph` by `askchain graph`; do not edit.\n\n"
         "![pipeline](pipeline.png)\n\n```mermaid\n" + drawn.draw_mermaid() + "```\n"

@@ -1,273 +1,135 @@
-"""The full method as a LangGraph graph: retrieve_context (examples, schema linking, values in parallel) ->
-generate_sql (the generators in parallel) -> revise -> select -> answer. Every node calls a plain stage
-function; the graph only wires them, streams an event per stage and records the trace."""
+"""The stages wired as a LangGraph graph: [rewrite] -> retrieve_context (examples, schema linking, values in
+parallel) -> draft -> [generate_sql: the other generators in parallel] -> revise -> select -> [answer].
+
+A graph is compiled once per configuration shape (which stages and generators run) and reused for every question:
+the question's run travels as the graph's runtime context, events leave through LangGraph's custom stream, and
+each node times its stage, meters its tokens and records it in the trace."""
 
 from __future__ import annotations
 
-import operator
-from dataclasses import replace
-from typing import Annotated, Any, Callable, TypedDict
+import time
+from dataclasses import dataclass
+from functools import lru_cache, partial
+from typing import Any, Callable
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
 from askchain.config import PipelineSettings
-from askchain.db.schema import Schema
-from askchain.generation.candidates import GENERATORS, Candidate, GeneratorConfig, dedupe
-from askchain.generation.context import Example, GenerationContext
-from askchain.generation.sql_text import normalize_sql
-from askchain.pipeline.answer_stage import answer_result
-from askchain.pipeline.baseline import plain_context
-from askchain.pipeline.context import Task, stage, try_execute
-from askchain.pipeline.methods import Outcome
-from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
-from askchain.pipeline.select import Selection, group_by_result, select_best
-from askchain.pipeline.validate import validate_sql
-from askchain.retrieval.schema import estimate_tokens, link_schema
+from askchain.llm.base import track_usage
+from askchain.pipeline import stages
+from askchain.pipeline.run import Run
+from askchain.pipeline.stages import State, StageOutput
+
+#: Context retrieval's parallel stages and the settings that switch them on.
+RETRIEVAL: dict[str, tuple[Callable[[State, Run], StageOutput], Callable[[PipelineSettings], bool]]] = {
+    "examples": (stages.find_examples, lambda cfg: cfg.examples_k > 0),
+    "schema_linking": (stages.link, lambda cfg: cfg.schema_linking != "never"),
+    "values": (stages.find_values, lambda cfg: cfg.value_retrieval),
+}
 
 
-class GenerationState(TypedDict, total=False):
-    """The generate_sql subgraph's state: it must not carry the draft's candidates, or returning them to the
-    parent would add them to its list a second time."""
+@dataclass(frozen=True)
+class Shape:
+    """What decides a graph's nodes and edges; everything else in the settings is read by the stages at run time."""
 
-    context: GenerationContext
-    generated: Annotated[list[Candidate], operator.add]
+    retrieval: tuple[str, ...]
+    generators: tuple[str, ...]  # the enabled generators other than the draft's
+    answer: bool
 
-
-class State(TypedDict, total=False):
-    examples: list[Example]
-    linked: dict[str, list[str]]
-    value_hints: list[str]
-    context: GenerationContext
-    candidates: list[Candidate]  # the draft's samples
-    generated: Annotated[list[Candidate], operator.add]  # the other generators' candidates
-    drafts: list[Execution]
-    agreed: bool
-    executions: list[Execution]
-    selection: Selection
-    answer: dict[str, Any]
+    @classmethod
+    def of(cls, cfg: PipelineSettings) -> "Shape":
+        others = tuple(name for name in stages.enabled_generators(cfg) if name != cfg.draft_generator)
+        return cls(tuple(name for name, (_, on) in RETRIEVAL.items() if on(cfg)), others, cfg.answer)
 
 
-# ---- stage functions: plain functions of their inputs -------------------------------------------------------------
+def staged(name: str, fn: Callable[[State, Run], StageOutput]):
+    """A graph node running one stage: start/end events, seconds and tokens in the trace."""
 
-def find_examples(task: Task, cfg: PipelineSettings) -> list[Example]:
-    if cfg.examples_k <= 0:
-        return []
-    from askchain.retrieval.examples import retrieve_examples
+    def node(state: State, runtime: Runtime[Run]) -> dict[str, Any]:
+        run, write = runtime.context, runtime.stream_writer
+        write({"type": "stage", "stage": name, "status": "start"})
+        started = time.perf_counter()
+        record: dict[str, Any] = {}
+        try:
+            with track_usage() as usage:
+                update, record = fn(state, run)
+        finally:
+            seconds = time.perf_counter() - started
+            if run.trace is not None:
+                run.trace.record(name, seconds, usage.as_dict(), **record)
+            write({"type": "stage", "stage": name, "status": "end", "seconds": round(seconds, 3)})
+        return update
 
-    schema = task.engine.schema()
-    skeleton_model = task.model if cfg.skeleton == "llm" else None
-    found = retrieve_examples(
-        task.question, cfg.examples_k, exclude_db=task.db_id, exclude_question=task.question,
-        only_db=schema.db_id if cfg.examples_scope == "schema" else None,
-        schema=schema, model=skeleton_model, settings=task.settings,
-    )
-    return [Example(e.question, e.sql, e.db_id) for e in found]
-
-
-def link(task: Task, cfg: PipelineSettings) -> dict[str, list[str]]:
-    """Tables and columns relevant to the question; empty means the whole schema is kept."""
-    schema = task.engine.schema()
-    if cfg.schema_linking == "never" or (
-        cfg.schema_linking == "auto" and estimate_tokens(schema.ddl()) <= cfg.linking_token_budget
-    ):
-        return {}
-    return link_schema(task.question, schema, task.model, hint=task.hint).columns
+    return node
 
 
-def find_values(task: Task, cfg: PipelineSettings) -> list[str]:
-    if not cfg.value_retrieval:
-        return []
-    from askchain.retrieval.values import retrieve_values
+@lru_cache(maxsize=16)
+def compiled_graph(shape: Shape):
+    """The graph for one configuration shape, compiled on first use."""
+    context = StateGraph(State, context_schema=Run)
+    for name in shape.retrieval:
+        context.add_node(name, staged(name, RETRIEVAL[name][0]))
+        context.add_edge(START, name)
+        context.add_edge(name, "build_context")
+    context.add_node("build_context", staged("build_context", stages.build_context))
+    if not shape.retrieval:
+        context.add_edge(START, "build_context")
+    context.add_edge("build_context", END)
 
-    return retrieve_values(
-        task.question, task.engine, model=task.model if cfg.keywords == "llm" else None, hint=task.hint, settings=task.settings
-    )
-
-
-def build_context(task: Task, linked: dict[str, list[str]], value_hints: list[str], examples: list[Example]) -> GenerationContext:
-    """The baseline's context, narrowed to the linked schema and enriched with value hints and examples."""
-    shown = task.engine.schema().subset(linked).ddl() if linked else task.schema_text()
-    return replace(plain_context(task), schema_text=shown, value_hints=value_hints, examples=examples)
-
-
-# ---- the graph ----------------------------------------------------------------------------------------------------
-
-def build_graph(task: Task):
-    cfg = task.settings.pipeline
-    seed = task.settings.llm.seed
-    schema = task.engine.schema()
-
-    def execute(sql: str):
-        return try_execute(task.engine, sql)
-
-    def node(name: str, fn: Callable[[State], tuple[dict, dict]]):
-        def run(state: State) -> dict:
-            with stage(task, name) as record:
-                update, outputs = fn(state)
-                record.update(outputs)
-            return update
-        return run
-
-    # retrieve_context subgraph
-    ctx_graph = StateGraph(State)
-    ctx_graph.add_node("examples", node("examples", lambda s: _out("examples", find_examples(task, cfg))))
-    ctx_graph.add_node("schema_linking", node("schema_linking", lambda s: _out("linked", link(task, cfg))))
-    ctx_graph.add_node("values", node("values", lambda s: _out("value_hints", find_values(task, cfg))))
-    ctx_graph.add_node("build_context", node("build_context", lambda s: _context(task, s)))
-    for parallel in ("examples", "schema_linking", "values"):
-        ctx_graph.add_edge(START, parallel)
-        ctx_graph.add_edge(parallel, "build_context")
-    ctx_graph.add_edge("build_context", END)
-
-    enabled = [(name, gcfg) for name, gcfg in cfg.generators.items() if gcfg.enabled and gcfg.n > 0 and name in GENERATORS]
-
-    def generator(name: str, gcfg, offset: int):
-        gen_cfg = GeneratorConfig(gcfg.n, gcfg.temperature, gcfg.top_p, gcfg.max_tokens, True, dict(gcfg.options))
-
-        def generate(state: State) -> list[Candidate]:
-            made = GENERATORS[name](state["context"], task.model, gen_cfg, seed + 1000 * offset, execute)
-            task.emit({"type": "candidates", "generator": name, "sql": [c.sql for c in made]})
-            return made
-        return generate
-
-    # draft: the cheapest generator first; when enough of its samples already agree on one result, the other
-    # generators would only confirm it, so the graph goes straight to selection (adaptive test-time compute)
-    drafting = [(name, gcfg) for name, gcfg in enabled if name == cfg.draft_generator]
-    draft_sampler = generator(*drafting[0], 0) if drafting else None
-
-    def draft(state: State):
-        made = draft_sampler(state) if draft_sampler else []
-        unique = dedupe(made, task.dialect)
-        executions = execute_candidates(unique, lambda sql: validate_sql(sql, schema), execute)
-        agreed = draft_agrees(executions, cfg.agreement_exit, task.dialect)
-        return ({"candidates": made, "drafts": executions, "agreed": agreed},
-                {"candidates": [c.sql for c in made], "agreed": agreed,
-                 "executions": [ex.record() for ex in executions]})
-
-    # generate_sql subgraph: the other generators in parallel, all from the same context
-    others = [(i, name, gcfg) for i, (name, gcfg) in enumerate(enabled, start=1) if name != cfg.draft_generator]
-    gen_graph = StateGraph(GenerationState)
-    for i, name, gcfg in others:
-        sample = generator(name, gcfg, i)
-
-        def generate(state: State, sample=sample):
-            made = sample(state)
-            return {"generated": made}, {"candidates": [c.sql for c in made], "reasoning": [c.reasoning for c in made]}
-
-        gen_graph.add_node(name, node(name, generate))
-        gen_graph.add_edge(START, name)
-        gen_graph.add_edge(name, END)
-
-    def revise(state: State):
-        unique = dedupe(state.get("candidates", []) + state.get("generated", []), task.dialect)
-        rounds = []
-
-        def on_round(round_no: int, results: list[Execution]):
-            rounds.append([ex.record() for ex in results])
-            task.emit({"type": "revision", "round": round_no, "executions": rounds[-1]})
-
-        executions = revision_loop(
-            unique, ctx=state["context"], model=task.model, key=lambda sql: normalize_sql(sql, task.dialect),
-            validate=lambda sql: validate_sql(sql, schema), execute=execute,
-            rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions, empty_answer_share=cfg.empty_answer_share,
-            seed=seed, on_round=on_round,
-            known=state.get("drafts", []),
-        )
-        return {"executions": executions}, {"unique_candidates": len(unique), "rounds": rounds}
-
-    def select(state: State):
-        selection = select_best(
-            state.get("executions") or state.get("drafts", []), ctx=state["context"], model=task.model,
-            method=cfg.selection, max_groups=cfg.selection_max_groups, majority_margin=cfg.majority_margin,
-            empty_answer_share=cfg.empty_answer_share, seed=seed,
-        )
-        chosen = selection.chosen
-        task.emit({"type": "selected", "sql": chosen.candidate.sql if chosen else None, "reason": selection.reason})
-        record = {
-            "reason": selection.reason,
-            "groups": [{"size": len(g.members), "votes": g.votes, "score": g.score, "generators": g.generators, "sql": g.representative.candidate.sql} for g in selection.groups],
-            "matches": selection.matches,
-            "chosen": chosen.candidate.sql if chosen else None,
-        }
-        return {"selection": selection}, record
-
-    def answer(state: State):
-        chosen = state["selection"].chosen
-        if not cfg.answer or chosen is None:
-            return {}, {"skipped": True}
-        found = chosen.result
-        out = answer_result(
-            task.question, chosen.candidate.sql, found.columns if found else [], found.rows if found else [],
-            truncated=bool(found and found.truncated), error=chosen.error, model=task.model,
-        )
-        task.emit({"type": "answer", **out})
-        return {"answer": out}, out
-
-    graph = StateGraph(State)
-    graph.add_node("retrieve_context", ctx_graph.compile())
-    graph.add_node("draft", node("draft", draft))
-    if others:
-        graph.add_node("generate_sql", gen_graph.compile())
-    graph.add_node("revise", node("revise", revise))
-    graph.add_node("select", node("select", select))
-    graph.add_node("answer", node("answer", answer))
-    graph.add_edge(START, "retrieve_context")
+    graph = StateGraph(State, context_schema=Run)
+    graph.add_node("rewrite", staged("rewrite", stages.rewrite))
+    graph.add_node("retrieve_context", context.compile())
+    graph.add_node("draft", staged("draft", stages.draft))
+    graph.add_node("revise", staged("revise", stages.revise))
+    graph.add_node("select", staged("select", stages.select))
+    graph.add_conditional_edges(START, lambda s: "rewrite" if s.get("follow_up") else "retrieve_context",
+                                ["rewrite", "retrieve_context"])
+    graph.add_edge("rewrite", "retrieve_context")
     graph.add_edge("retrieve_context", "draft")
-    # without other generators enabled, a disagreeing draft goes straight to revision
-    widen = "generate_sql" if others else "revise"
-    graph.add_conditional_edges("draft", lambda s: "select" if s.get("agreed") else widen, [widen, "select"])
-    if others:
+    # without other generators, a draft whose samples disagree goes straight to revision
+    widen = "revise"
+    if shape.generators:
+        generation = StateGraph(State, context_schema=Run)
+        for name in shape.generators:
+            generation.add_node(name, staged(name, partial(stages.generate, name)))
+            generation.add_edge(START, name)
+            generation.add_edge(name, END)
+        graph.add_node("generate_sql", generation.compile())
         graph.add_edge("generate_sql", "revise")
+        widen = "generate_sql"
+    graph.add_conditional_edges("draft", lambda s: "select" if s.get("agreed") else widen, [widen, "select"])
     graph.add_edge("revise", "select")
-    graph.add_edge("select", "answer")
-    graph.add_edge("answer", END)
+    if shape.answer:
+        graph.add_node("answer", staged("answer", stages.answer))
+        graph.add_edge("select", "answer")
+        graph.add_edge("answer", END)
+    else:
+        graph.add_edge("select", END)
     return graph.compile()
 
 
-def draft_agrees(executions: list[Execution], needed: int, dialect: str) -> bool:
-    """Whether at least `needed` draft samples ran to one same non-empty result (0 = never stop early)."""
-    groups = group_by_result(executions, dialect)
-    return needed > 0 and bool(groups) and groups[0].votes >= needed
+def run_graph(run: Run, on_event: Callable[[dict[str, Any]], None] | None = None) -> State:
+    """Answer the run's question; its events go to `on_event` as they happen. Returns the final state."""
+    graph = compiled_graph(Shape.of(run.settings.pipeline))
+    final: State = {}
+    start: State = {"question": run.question, "follow_up": bool(run.history)}
+    for namespace, mode, chunk in graph.stream(start, context=run, stream_mode=["custom", "values"], subgraphs=True):
+        if mode == "custom":
+            if on_event is not None:
+                on_event(chunk)
+        elif not namespace:  # the parent graph's state, not a subgraph's
+            final = chunk
+    return final
 
 
-def _out(key: str, value) -> tuple[dict, dict]:
-    return {key: value}, {key: value}
-
-
-def _context(task: Task, state: State) -> tuple[dict, dict]:
-    ctx = build_context(task, state.get("linked", {}), state.get("value_hints", []), state.get("examples", []))
-    return {"context": ctx}, {"schema_tokens": estimate_tokens(ctx.schema_text), "linked": state.get("linked", {})}
-
-
-def run_pipeline(task: Task) -> Outcome:
-    """The `pipeline` method: the graph run to completion."""
-    final = build_graph(task).invoke({})
-    selection: Selection = final["selection"]
-    chosen = selection.chosen
-    candidates = [ex.record() for ex in final.get("executions") or final.get("drafts", [])]
-    if chosen is None:
-        return Outcome(None, None, "no candidate SQL was produced", candidates)
-    error = None if chosen.status == "success" else (chosen.error or ("no rows" if chosen.status == "empty" else chosen.status))
-    if chosen.status == "empty":
-        error = None  # ran fine: no rows is the answer when most samples agree on it or revision found none
-    return Outcome(chosen.candidate.sql, chosen.result, error, candidates, final.get("answer"))
-
-
-def drawable_graph(settings):
-    """The compiled graph's structure (nodes and edges, subgraphs expanded), for pictures in docs/: every
-    generator is drawn, including those the configuration switches off."""
-    from askchain.llm.fake import ScriptedModel
-
-    settings = settings.with_overrides(pipeline={"generators": {name: {"enabled": True} for name in GENERATORS}})
-
-    class _NoEngine:
-        name = "drawing"
-        query_dialect = "sqlite"
-
-        def schema(self):
-            return Schema([], "sqlite")
-
-    return build_graph(Task("", _NoEngine(), ScriptedModel([]), settings)).get_graph(xray=True)
+def drawable_graph(cfg: PipelineSettings):
+    """The graph's structure (subgraphs expanded) for pictures in docs/: every generator and stage is drawn,
+    including those the configuration switches off."""
+    every = cfg.model_copy(update={"generators": {name: g.model_copy(update={"enabled": True})
+                                                  for name, g in cfg.generators.items()}})
+    full = Shape(tuple(RETRIEVAL), Shape.of(every).generators, True)
+    return compiled_graph(full).get_graph(xray=True)
 
 
 def graph_dot(graph) -> str:

@@ -59,16 +59,27 @@ def execute_candidates(
     execute: Callable[[str], "tuple[QueryResult | None, str | None]"],
     workers: int = 4,
 ) -> list[Execution]:
-    """Validate each candidate; run the valid ones in parallel; statically broken ones are not run."""
+    """Validate each candidate; run the valid ones in parallel; statically broken ones are not run. A failure inside
+    validating or running one candidate (a bug, whatever the model wrote) is recorded on that candidate as invalid
+    or error, and the others go on."""
+    from askchain.errors import describe
 
     def run(cand: Candidate) -> Execution:
-        findings = validate(cand.sql)
+        try:
+            findings = validate(cand.sql)
+        except Exception as exc:  # noqa: BLE001 - one candidate's failure must not end the question
+            problem = f"validation failed: {describe(exc)}"
+            return Execution(cand, None, problem, Findings(errors=[problem]), "invalid")
         if not findings.ok:
             return Execution(cand, None, findings.summary(), findings, "invalid")
-        result, error = execute(cand.sql)
+        try:
+            result, error = execute(cand.sql)
+            status = "success" if error is None and result.rows else "empty"
+        except Exception as exc:  # noqa: BLE001 - as above
+            return Execution(cand, None, f"execution failed: {describe(exc)}", findings, "error")
         if error:
             return Execution(cand, None, error, findings, "error")
-        return Execution(cand, result, None, findings, "success" if result.rows else "empty")
+        return Execution(cand, result, None, findings, status)
 
     if len(candidates) <= 1:
         return [run(c) for c in candidates]

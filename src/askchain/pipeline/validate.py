@@ -5,17 +5,25 @@ SELECT *. Errors send a candidate to revision instead of the database."""
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 from dataclasses import dataclass, field
+from typing import Callable, TypeVar
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.qualify_columns import validate_qualify_columns
 from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.schema import MappingSchema
 
-from askchain.db.schema import Schema
+from askchain.db.dialects import column_type, is_numeric
+from askchain.db.schema import Column, Schema, Table
+from askchain.errors import describe, first_line
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass
@@ -36,33 +44,77 @@ STRICT_GROUP_BY = {"bigquery", "postgres", "duckdb"}
 
 
 def sqlglot_schema(schema: Schema) -> MappingSchema:
-    """The schema as sqlglot's nested mapping, keyed by the names queries use (qualified where they are)."""
+    """The schema as sqlglot's nested mapping, keyed by the names queries use (qualified where they are) and typed
+    with the columns' declared types (qualification needs them to see the fields of an UNNESTed struct array)."""
+
+    def columns(table) -> dict:
+        return {c.name: column_type(c.type, schema.dialect) for c in table.columns}
+
     mapping: dict = {}
     for table in schema.tables:
-        columns = {c.name: "UNKNOWN" for c in table.columns}
         parts = table.display_name.split(".")
         node = mapping
         for part in parts[:-1]:
             node = node.setdefault(part, {})
-        node[parts[-1]] = columns
+        node[parts[-1]] = columns(table)
     depth = max(len(t.display_name.split(".")) for t in schema.tables) if schema.tables else 1
     if any(len(t.display_name.split(".")) != depth for t in schema.tables):
-        mapping = {t.name: {c.name: "UNKNOWN" for c in t.columns} for t in schema.tables}
+        mapping = {t.name: columns(t) for t in schema.tables}
     return MappingSchema(mapping, dialect=schema.dialect, normalize=schema.dialect != "bigquery")
 
 
 def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = None) -> Findings:
+    """Findings about a query, never an exception: SQL sqlglot cannot parse is a syntax error, and a check that
+    fails inside (a bug, or a construct sqlglot cannot follow) is logged and becomes a warning while the other
+    checks' findings stand, so what the model writes cannot stop a question.
+
+    The checks that resolve names against the schema work on the qualified tree (every column tied to its source);
+    those about what the author wrote (their output names, SELECT *, the query's shape) read the written tree,
+    since qualification names every output and expands stars."""
     findings = Findings()
-    dialect = schema.dialect
     try:
-        tree = sqlglot.parse_one(sql, read=dialect)
+        written = sqlglot.parse_one(sql, read=schema.dialect)
     except SqlglotError as exc:
-        findings.errors.append(f"syntax error: {str(exc).splitlines()[0]}")
+        findings.errors.append(f"syntax error: {first_line(exc)}")
         return findings
-    if tree is None:
+    except Exception as exc:  # noqa: BLE001 - a parser bug: the database judges the query instead
+        _internal_error("parse", exc, findings)
+        return findings
+    if written is None:
         findings.errors.append("empty query")
         return findings
 
+    _guarded(findings, _check_tables, written, schema, findings)
+    if findings.errors:
+        return findings
+    tree = _guarded(findings, _qualified, written, schema, findings) or written
+    if known_functions is not None:
+        _guarded(findings, _check_functions, written, known_functions, findings)
+    _guarded(findings, _check_aggregates, written, schema.dialect, findings)
+    _guarded(findings, _check_repeated_expressions, written, schema.dialect, findings)
+    _guarded(findings, _check_text_against_numbers, tree, schema, findings)
+    _guarded(findings, _check_joins, tree, schema, findings)
+    _guarded(findings, _check_star, written, findings)
+    return findings
+
+
+def _guarded(findings: Findings, check: Callable[..., T], *args) -> T | None:
+    """Run one check; a failure inside it is recorded as a warning instead of losing the other checks' findings."""
+    try:
+        return check(*args)
+    except Exception as exc:  # noqa: BLE001 - any bug in one check, whatever its type
+        _internal_error(check.__name__.strip("_"), exc, findings)
+        return None
+
+
+def _internal_error(step: str, exc: Exception, findings: Findings) -> None:
+    message = f"validation step {step} failed: {describe(exc)}"
+    log.warning(message)
+    log.debug(message, exc_info=exc)
+    findings.warnings.append(message)
+
+
+def _check_tables(tree: exp.Expression, schema: Schema, findings: Findings) -> None:
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for table in tree.find_all(exp.Table):
         if not isinstance(table.this, exp.Identifier):
@@ -70,50 +122,57 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
         name = ".".join(p.name for p in table.parts)
         if table.name.lower() not in ctes and schema.table(name) is None:
             findings.errors.append(f"table {name} does not exist" + _did_you_mean(table.name, [t.name for t in schema.tables]))
-    if findings.errors:
-        return findings
 
+
+def _qualified(written: exp.Expression, schema: Schema, findings: Findings) -> exp.Expression | None:
+    """The written tree with every column tied to its source, or None where sqlglot cannot qualify it (the checks
+    then read the written tree); a column no source has is an error."""
     try:
-        qualify(tree.copy(), schema=sqlglot_schema(schema), dialect=dialect, validate_qualify_columns=True,
-                quote_identifiers=False, identify=False)
+        tree = qualify(written.copy(), schema=sqlglot_schema(schema), dialect=schema.dialect,
+                       validate_qualify_columns=False, quote_identifiers=False, identify=False)
     except OptimizeError as exc:
-        findings.errors.append(_unresolved_column(str(exc), tree, schema))
+        findings.errors.append(_unresolved_column(str(exc), written, written, schema))
+        return None
     except SqlglotError:
-        pass  # qualification is best effort on constructs sqlglot cannot resolve
+        return None  # qualification is best effort on constructs sqlglot cannot resolve
+    try:
+        validate_qualify_columns(tree)
+    except OptimizeError as exc:
+        findings.errors.append(_unresolved_column(str(exc), tree, written, schema))
+    return tree
 
-    if known_functions is not None:
-        for func in tree.find_all(exp.Anonymous):
-            if func.name.lower() not in known_functions:
-                findings.errors.append(f"function {func.name}() does not exist")
 
-    _check_aggregates(tree, dialect, findings)
-    _check_repeated_expressions(tree, dialect, findings)
-    _check_text_against_numbers(tree, schema, findings)
-    _check_joins(tree, schema, findings)
+def _check_functions(tree: exp.Expression, known_functions: set[str], findings: Findings) -> None:
+    for func in tree.find_all(exp.Anonymous):
+        if func.name.lower() not in known_functions:
+            findings.errors.append(f"function {func.name}() does not exist")
+
+
+def _check_star(tree: exp.Expression, findings: Findings) -> None:
     if any(isinstance(s, exp.Star) for s in (tree.selects if isinstance(tree, exp.Select) else [])):
         findings.warnings.append("SELECT * returns every column; select only the columns asked for")
-    return findings
 
 
 UNRESOLVED_COLUMN = re.compile(r"Column '([^']+)' could not be resolved|Unknown column: (\S+)")
 
 
-def _unresolved_column(message: str, tree: exp.Expression, schema: Schema) -> str:
+def _unresolved_column(message: str, tree: exp.Expression, written: exp.Expression, schema: Schema) -> str:
     """sqlglot's bare "could not be resolved", told the way a reviser can act on: the tables of the SELECT that
     lack the column and their closest columns (a small model often puts a column in the wrong table, e.g.
     `block_timestamp` in blocks, whose time column is `timestamp`). Only when no column there is close does it
-    name the tables that have it: pointing at them makes the reviser join a table the question does not need."""
+    name the tables that have it: pointing at them makes the reviser join a table the question does not need.
+    `tree` is the (qualified) tree to search, `written` the query as written, for the column's spelling."""
     found = UNRESOLVED_COLUMN.search(message)
     if not found:
         return message.splitlines()[0].split(". Line:")[0]
     wanted = (found.group(1) or found.group(2)).lower()
-    name, lacking = wanted, {}
+    name = next((c.name for c in written.find_all(exp.Column) if c.name.lower() == wanted), wanted)
+    lacking = {}
     for scope in traverse_scope(tree):
         tables = _scope_tables(scope, schema)
         for column in scope.columns:
             if column.name.lower() != wanted:
                 continue
-            name = column.name  # as the query spells it, not normalised
             searched = [tables.get(column.table.lower())] if column.table else list(tables.values())
             searched = [t for t in searched if t is not None]
             if searched and all(t.column(wanted) is None for t in searched):
@@ -172,10 +231,6 @@ def _check_repeated_expressions(tree: exp.Expression, dialect: str, findings: Fi
                 break
 
 
-NUMERIC_TYPE = re.compile(
-    r"^(?:(?:tiny|small|medium|big|huge|u)?int(?:eger|\d+)?|real|float\d*|double|numeric|bignumeric|decimal|number)\b",
-    re.IGNORECASE,
-)
 COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In)
 
 
@@ -187,28 +242,47 @@ def _check_text_against_numbers(tree: exp.Expression, schema: Schema, findings: 
         for comparison in scope.expression.find_all(*COMPARISONS):
             if comparison.find_ancestor(exp.Select) is not scope.expression:
                 continue  # a nested query's comparisons belong to its own scope
-            column = comparison.this if isinstance(comparison, exp.In) else comparison.left
-            others = comparison.expressions if isinstance(comparison, exp.In) else [comparison.right]
-            if not isinstance(column, exp.Column):
-                column, others = comparison.right, [comparison.left]
-            words = [o.this for o in others if isinstance(o, exp.Literal) and o.is_string and _is_word(o.this)]
-            if not isinstance(column, exp.Column) or not words:
-                continue
-            owners = [tables.get(column.table.lower())] if column.table else list(tables.values())
-            found = [(t, t.column(column.name)) for t in owners if t is not None and t.column(column.name) is not None]
-            if len(found) != 1 or not NUMERIC_TYPE.match(found[0][1].type or ""):
-                continue
-            table, col = found[0]
-            text_columns = [(t, c) for t in schema.tables for c in t.columns
-                            if c.name.lower() == col.name.lower() and not NUMERIC_TYPE.match(c.type or "")]
-            hint = ""
-            if text_columns:
-                other, text_column = text_columns[0]
-                joined = {t.name.lower() for t in tables.values()}
-                hint = (f"; filter on {other.name}.{text_column.name} instead"
-                        + ("" if other.name.lower() in joined else f" (join {other.name})"))
-            findings.errors.append(f"{table.name}.{col.name} holds numbers ({col.type}), not text like '{words[0]}'{hint}")
-            return  # one such finding is enough to send the query back
+            for column, word in _columns_against_words(comparison):
+                found = _schema_column(column, tables)
+                if found is None or not is_numeric(found[1].type, schema.dialect):
+                    continue
+                table, col = found
+                text_columns = [(t, c) for t in schema.tables for c in t.columns
+                                if c.name.lower() == col.name.lower() and not is_numeric(c.type, schema.dialect)]
+                hint = ""
+                if text_columns:
+                    other, text_column = text_columns[0]
+                    joined = {t.name.lower() for t in tables.values()}
+                    hint = (f"; filter on {other.name}.{text_column.name} instead"
+                            + ("" if other.name.lower() in joined else f" (join {other.name})"))
+                findings.errors.append(f"{table.name}.{col.name} holds numbers ({col.type}), not text like '{word}'{hint}")
+                return  # one such finding is enough to send the query back
+
+
+def _columns_against_words(comparison: exp.Expression) -> list[tuple[exp.Column, str]]:
+    """The (column, word) pairs a comparison compares, either way round: `x IN (a, b)` compares x with a and with b
+    (`'France' IN (Country, Name)` compares the word with each column); other operands (`LOWER(col)`) are skipped."""
+    if isinstance(comparison, exp.In):
+        pairs = [(comparison.this, other) for other in comparison.expressions]
+    else:
+        pairs = [(comparison.left, comparison.right)]
+    return [
+        (column, literal.this)
+        for one, other in pairs
+        for column, literal in ((one, other), (other, one))
+        if isinstance(column, exp.Column) and isinstance(literal, exp.Literal) and literal.is_string
+        and _is_word(literal.this)
+    ]
+
+
+def _schema_column(column: exp.Expression, tables: dict[str, Table]) -> tuple[Table, Column] | None:
+    """The schema table and column a scope's column reads: by its source alias once qualified, else the one table of
+    the scope that has a column of that name; None for anything else (an expression, a CTE's column)."""
+    if not isinstance(column, exp.Column):
+        return None
+    owners = [tables.get(column.table.lower())] if column.table else list(tables.values())
+    found = [(t, t.column(column.name)) for t in owners if t is not None and t.column(column.name) is not None]
+    return found[0] if len(found) == 1 else None
 
 
 def _is_word(text: str) -> bool:
@@ -221,22 +295,21 @@ def _is_word(text: str) -> bool:
 
 
 def _check_joins(tree: exp.Expression, schema: Schema, findings: Findings) -> None:
+    """A join condition equating two schema columns that no foreign key links (and that do not share a name)."""
     edges = schema.foreign_key_edges()
     if not edges:
         return
     known = {frozenset({(a.lower(), b.lower()), (c.lower(), d.lower())}) for a, b, c, d in edges}
-    aliases = {}
-    for table in tree.find_all(exp.Table):
-        aliases[table.alias_or_name.lower()] = table.name.lower()
-    for join in tree.find_all(exp.Join):
-        on = join.args.get("on")
-        if on is None:
-            continue
-        for eq in on.find_all(exp.EQ):
-            left, right = eq.left, eq.right
-            if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
+    for scope in traverse_scope(tree):
+        tables = _scope_tables(scope, schema)
+        for join in scope.expression.args.get("joins") or []:
+            on = join.args.get("on")
+            if on is None:
                 continue
-            a = (aliases.get(left.table.lower(), left.table.lower()), left.name.lower())
-            b = (aliases.get(right.table.lower(), right.table.lower()), right.name.lower())
-            if a[0] and b[0] and frozenset({a, b}) not in known and a[1] != b[1]:
-                findings.warnings.append(f"join {a[0]}.{a[1]} = {b[0]}.{b[1]} is not on a foreign key")
+            for eq in on.find_all(exp.EQ):
+                sides = [_schema_column(side, tables) for side in (eq.left, eq.right)]
+                if None in sides:
+                    continue
+                a, b = ((table.name.lower(), column.name.lower()) for table, column in sides)
+                if frozenset({a, b}) not in known and a[1] != b[1]:
+                    findings.warnings.append(f"join {a[0]}.{a[1]} = {b[0]}.{b[1]} is not on a foreign key")

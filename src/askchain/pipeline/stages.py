@@ -1,0 +1,225 @@
+"""The stages of answering one question, as plain functions of the graph's state and the question's run.
+
+Each returns (state update, what the trace keeps of it) and may stream events to the caller. Every method is
+these stages in one graph (askchain.pipeline.graph), configured differently: the baseline and self-consistency
+switch retrieval and validation off and sample the direct prompt once or six times (`methods:` in settings.yaml).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Callable, TypedDict
+
+from langgraph.config import get_stream_writer
+
+from askchain.answer import chart_spec, rewrite_followup, summarize
+from askchain.db.base import QueryResult
+from askchain.errors import ConfigError
+from askchain.generation.candidates import GENERATORS, Candidate, dedupe
+from askchain.generation.context import Example, GenerationContext
+from askchain.generation.sql_text import normalize_sql
+from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
+from askchain.pipeline.run import Run
+from askchain.pipeline.select import Selection, group_by_result, select_best
+from askchain.pipeline.validate import Findings, validate_sql
+from askchain.retrieval.schema import estimate_tokens, link_schema
+
+StageOutput = tuple[dict[str, Any], dict[str, Any]]
+
+
+class State(TypedDict, total=False):
+    question: str  # as asked, then as rewritten when it follows up an earlier turn
+    follow_up: bool
+    examples: list[Example]
+    linked: dict[str, list[str]]
+    value_hints: list[str]
+    context: GenerationContext
+    candidates: list[Candidate]  # the draft's samples
+    generated: Annotated[list[Candidate], operator.add]  # the other generators' candidates
+    drafts: list[Execution]
+    agreed: bool
+    executions: list[Execution]
+    selection: Selection
+    answer: dict[str, Any]
+
+
+def emit(event: dict[str, Any]) -> None:
+    """Stream an event to whoever runs the graph (LangGraph's custom stream); a stage called directly drops it."""
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:  # not inside a graph run
+        return
+    writer(event)
+
+
+# ---- context retrieval --------------------------------------------------------------------------------------------
+
+def rewrite(state: State, run: Run) -> StageOutput:
+    """A follow-up ("and only for USDT?") made self-contained, so every later stage sees one question."""
+    asked = rewrite_followup(state["question"], run.history, run.models.factual)
+    emit({"type": "rewrite", "original": state["question"], "question": asked})
+    return {"question": asked}, {"question": asked}
+
+
+def find_examples(state: State, run: Run) -> StageOutput:
+    from askchain.retrieval.examples import retrieve_examples
+
+    cfg = run.settings.pipeline
+    schema = run.schema
+    found = retrieve_examples(
+        state["question"], cfg.examples_k, exclude_db=run.db_id, exclude_question=state["question"],
+        only_db=schema.db_id if cfg.examples_scope == "schema" else None,
+        schema=schema, model=run.models.factual if cfg.skeleton == "llm" else None, settings=run.settings,
+    )
+    examples = [Example(e.question, e.sql, e.db_id) for e in found]
+    return {"examples": examples}, {"examples": examples}
+
+
+def link(state: State, run: Run) -> StageOutput:
+    """Tables and columns relevant to the question; empty means the whole schema is kept (`auto` links only
+    schemas too large to show whole)."""
+    cfg = run.settings.pipeline
+    schema = run.schema
+    linked: dict[str, list[str]] = {}
+    if cfg.schema_linking == "always" or estimate_tokens(schema.ddl()) > cfg.linking_token_budget:
+        linked = link_schema(state["question"], schema, run.models.factual, hint=run.hint).columns
+    return {"linked": linked}, {"linked": linked}
+
+
+def find_values(state: State, run: Run) -> StageOutput:
+    from askchain.retrieval.values import retrieve_values
+
+    cfg = run.settings.pipeline
+    hints = retrieve_values(
+        state["question"], run.engine, model=run.models.factual if cfg.keywords == "llm" else None, hint=run.hint,
+        settings=run.settings,
+    )
+    return {"value_hints": hints}, {"value_hints": hints}
+
+
+def build_context(state: State, run: Run) -> StageOutput:
+    """The prompt prefix every generator, reviser and judge shares: the (linked) schema, notes, hints, examples."""
+    schema = run.schema
+    linked = state.get("linked") or {}
+    question = f"{state['question']}\n-- Hint: {run.hint}" if run.hint else state["question"]
+    ctx = GenerationContext(
+        question, run.dialect, run.dialect_label, schema.subset(linked).ddl() if linked else schema.ddl(), schema.notes,
+        value_hints=state.get("value_hints", []), examples=state.get("examples", []), db_id=schema.db_id,
+    )
+    return {"context": ctx}, {"schema_tokens": estimate_tokens(ctx.schema_text), "linked": linked}
+
+
+# ---- generation ---------------------------------------------------------------------------------------------------
+
+def enabled_generators(run_settings) -> list[str]:
+    """The generators a configuration samples, in settings order (their position seeds their samples)."""
+    return [name for name, g in run_settings.generators.items() if g.enabled and g.n > 0 and name in GENERATORS]
+
+
+def sample(name: str, state: State, run: Run) -> list[Candidate]:
+    cfg = run.settings.pipeline
+    enabled = enabled_generators(cfg)
+    offset = 0 if name == cfg.draft_generator else enabled.index(name) + 1
+    made = GENERATORS[name](state["context"], run.models.creative, cfg.generators[name],
+                            run.settings.llm.seed + 1000 * offset, run.execute)
+    emit({"type": "candidates", "generator": name, "sql": [c.sql for c in made]})
+    return made
+
+
+def validator(run: Run) -> Callable[[str], Findings]:
+    """Static checks before execution, or none for the methods that measure the model alone."""
+    if not run.settings.pipeline.validation:
+        return lambda sql: Findings()
+    return lambda sql: validate_sql(sql, run.schema)
+
+
+def draft(state: State, run: Run) -> StageOutput:
+    """The draft generator's samples, executed at once: when enough agree on one result, the other generators would
+    only confirm it, so the graph goes straight to selection (adaptive test-time compute)."""
+    cfg = run.settings.pipeline
+    made = sample(cfg.draft_generator, state, run)
+    executions = execute_candidates(dedupe(made, run.dialect), validator(run), run.execute)
+    agreed = draft_agrees(executions, cfg.agreement_exit, run.dialect)
+    return ({"candidates": made, "drafts": executions, "agreed": agreed},
+            {"candidates": [c.sql for c in made], "agreed": agreed, "executions": [ex.record() for ex in executions]})
+
+
+def draft_agrees(executions: list[Execution], needed: int, dialect: str) -> bool:
+    """Whether at least `needed` draft samples ran to one same non-empty result (0 = never stop early)."""
+    groups = group_by_result(executions, dialect)
+    return needed > 0 and bool(groups) and groups[0].votes >= needed
+
+
+def generate(name: str, state: State, run: Run) -> StageOutput:
+    made = sample(name, state, run)
+    return {"generated": made}, {"candidates": [c.sql for c in made], "reasoning": [c.reasoning for c in made]}
+
+
+# ---- revision, selection, answer ----------------------------------------------------------------------------------
+
+def revise(state: State, run: Run) -> StageOutput:
+    """Failing or empty candidates revised with their error, never running one query twice."""
+    cfg = run.settings.pipeline
+    unique = dedupe(state.get("candidates", []) + state.get("generated", []), run.dialect)
+    rounds: list[list[dict]] = []
+
+    def on_round(round_no: int, results: list[Execution]) -> None:
+        rounds.append([ex.record() for ex in results])
+        emit({"type": "revision", "round": round_no, "executions": rounds[-1]})
+
+    executions = revision_loop(
+        unique, ctx=state["context"], model=run.models.factual, key=lambda sql: normalize_sql(sql, run.dialect),
+        validate=validator(run), execute=run.execute, rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions,
+        empty_answer_share=cfg.empty_answer_share, seed=run.settings.llm.seed, on_round=on_round,
+        known=state.get("drafts", []),
+    )
+    return {"executions": executions}, {"unique_candidates": len(unique), "rounds": rounds}
+
+
+def select(state: State, run: Run) -> StageOutput:
+    """One result among the candidates' (vote or tournament); its SQL and rows stream before the answer's words."""
+    cfg = run.settings.pipeline
+    selection = select_best(
+        state.get("executions") or state.get("drafts", []), ctx=state["context"], model=run.models.factual,
+        method=cfg.selection, max_groups=cfg.selection_max_groups, majority_margin=cfg.majority_margin,
+        empty_answer_share=cfg.empty_answer_share, seed=run.settings.llm.seed,
+    )
+    sql, result, error = chosen_result(selection)
+    emit({"type": "selected", "sql": sql, "reason": selection.reason})
+    emit({"type": "sql", "sql": sql, "dialect": run.dialect})
+    emit({"type": "rows", "columns": result.columns if result else [], "rows": [list(r) for r in result.rows] if result else [],
+          "row_count": len(result.rows) if result else 0, "truncated": bool(result and result.truncated), "error": error})
+    record = {
+        "reason": selection.reason,
+        "groups": [{"size": len(g.members), "votes": g.votes, "score": g.score, "generators": g.generators,
+                    "sql": g.representative.candidate.sql} for g in selection.groups],
+        "matches": selection.matches,
+        "chosen": sql,
+    }
+    return {"selection": selection}, record
+
+
+def chosen_result(selection: Selection) -> tuple[str | None, QueryResult | None, str | None]:
+    """The chosen SQL, its rows and its error. No rows is an answer, not an error: selection only chooses an empty
+    result when most samples agree on it or nothing returned rows."""
+    chosen = selection.chosen
+    if chosen is None:
+        return None, None, "no candidate SQL was produced"
+    error = None if chosen.status in ("success", "empty") else (chosen.error or chosen.status)
+    return chosen.candidate.sql, chosen.result, error
+
+
+def answer(state: State, run: Run) -> StageOutput:
+    """The result in words (checked against the rows) and a chart chosen from its shape."""
+    sql, result, error = chosen_result(state["selection"])
+    columns, rows = (result.columns, [list(r) for r in result.rows]) if result else ([], [])
+    text = summarize(state["question"], sql, columns, rows, run.models.factual,
+                     truncated=bool(result and result.truncated), error=error)
+    try:
+        chart = chart_spec(columns, rows) if rows and not error else None
+    except ConfigError:  # the chart is optional: plotly comes with the server extra
+        chart = None
+    emit({"type": "answer", "text": text})
+    emit({"type": "chart", "chart": chart})
+    out = {"answer": text, "chart": chart}
+    return {"answer": out}, out

@@ -1,0 +1,111 @@
+"""The three methods are one graph configured three ways: compiled once per configuration, the same rules, the
+model roles routed to their models."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from askchain import ask
+from askchain.config import get_settings
+from askchain.errors import ConfigError
+from askchain.llm.fake import ScriptedModel
+from askchain.pipeline.graph import Shape, compiled_graph
+from askchain.pipeline.methods import method_settings
+from askchain.pipeline.run import Models
+
+COUNT = "```sql\nSELECT count(*) FROM singer\n```"
+EMPTY = "```sql\nSELECT name FROM singer WHERE country = 'Peru'\n```"
+BROKEN = "```sql\nSELECT nope FROM singer\n```"
+
+
+@pytest.fixture
+def db(tmp_path) -> str:
+    path = tmp_path / "singers.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT)")
+        conn.executemany("INSERT INTO singer VALUES (?, ?, ?)",
+                         [(1, "Ana", "France"), (2, "Bo", "France"), (3, "Cy", "Chile")])
+    return str(path)
+
+
+def quiet(**pipeline):
+    """No example store, no value index: the tests below are about the graph, not retrieval."""
+    return get_settings().with_overrides(llm={"cache": False},
+                                         pipeline={"examples_k": 0, "value_retrieval": False, **pipeline})
+
+
+def test_the_graph_is_compiled_once_per_configuration(db):
+    compiled_graph.cache_clear()
+    settings = quiet(answer=False)
+    for question in ("How many singers?", "How many singers are there?", "Count the singers."):
+        ask(question, db, method="pipeline", model=ScriptedModel(lambda r, i: COUNT), settings=settings)
+    assert compiled_graph.cache_info().misses == 1 and compiled_graph.cache_info().hits == 2
+    ask("How many singers?", db, method="baseline", model=ScriptedModel(lambda r, i: COUNT), settings=settings)
+    assert compiled_graph.cache_info().misses == 2, "another configuration, another graph"
+
+
+@pytest.mark.parametrize("method, requests, n, temperature", [
+    ("baseline", 1, 1, 0.0),
+    ("self-consistency", 1, 6, 0.8),
+])
+def test_comparison_methods_are_configurations_of_the_same_stages(db, method, requests, n, temperature):
+    model = ScriptedModel(lambda r, i: COUNT)
+    events = []
+    result = ask("How many singers?", db, method=method, model=model, settings=quiet(answer=False),
+                 on_event=events.append)
+    assert result.rows == [[3]] and result.method == method
+    assert len(model.requests) == requests and model.requests[0].n == n and model.requests[0].temperature == temperature
+    started = [e["stage"] for e in events if e.get("status") == "start"]
+    assert started == ["build_context", "draft", "revise", "select"], "no retrieval, no answer stage"
+
+
+def test_self_consistency_lets_an_agreed_empty_result_stand(db):
+    """The pipeline's empty-answer rule holds for self-consistency too: 4 of 6 samples on no rows is the answer,
+    and nothing is revised into rows."""
+    model = ScriptedModel(lambda r, i: [EMPTY, EMPTY, EMPTY, EMPTY, COUNT, BROKEN][i])
+    result = ask("Which singers are from Peru?", db, method="self-consistency", model=model,
+                 settings=quiet(answer=False))
+    assert result.error is None and result.rows == [] and "Peru" in result.sql
+    assert len(model.requests) == 1, "no revision call"
+
+
+def test_self_consistency_revises_each_failure_once(db):
+    model = ScriptedModel(lambda r, i: COUNT if r.n == 1 else BROKEN)
+    result = ask("How many singers?", db, method="self-consistency", model=model, settings=quiet(answer=False))
+    assert result.rows == [[3]]
+    assert [r.n for r in model.requests] == [6, 1], "six samples, then the one distinct failure revised once"
+
+
+def test_each_role_calls_its_own_model(db):
+    creative = ScriptedModel(lambda r, i: [COUNT, BROKEN][i % 2], name="creative")
+    factual = ScriptedModel(lambda r, i: COUNT if r.n == 1 and "SQL" in r.messages[-1][1] else "There are 3 singers.",
+                            name="factual")
+    result = ask("How many singers?", db, method="pipeline", model=Models(creative, factual),
+                 settings=quiet(agreement_exit=0))
+    assert result.rows == [[3]] and result.answer
+    assert creative.requests and all(r.temperature > 0 for r in creative.requests), "generation samples"
+    assert len(factual.requests) == 2, "the revision of the broken candidate, then the answer in words"
+    assert result.model == "fake:creative + fake:factual"
+
+
+def test_role_models_come_from_settings(db, monkeypatch):
+    made = {}
+
+    def fake_get_model(name, settings):
+        return made.setdefault(name, ScriptedModel(lambda r, i: COUNT, name=name))
+
+    monkeypatch.setattr("askchain.api.get_model", fake_get_model)
+    settings = quiet(answer=False).with_overrides(llm={"factual_model": "judge", "creative_model": "writer"})
+    result = ask("How many singers?", db, method="pipeline", settings=settings)
+    assert result.model == "fake:writer + fake:judge"
+    assert made["writer"].requests and not made["judge"].requests  # the draft agreed: nothing to revise or judge
+
+
+def test_methods_are_data(db):
+    assert Shape.of(method_settings(get_settings(), "baseline").pipeline).retrieval == ()
+    assert Shape.of(method_settings(get_settings(), "pipeline").pipeline).retrieval == (
+        "examples", "schema_linking", "values")
+    with pytest.raises(ConfigError, match="unknown method 'nope'"):
+        ask("How many singers?", db, method="nope", model=ScriptedModel(lambda r, i: COUNT))
