@@ -15,7 +15,7 @@ LLAMA_CMAKE   := -DGGML_NATIVE=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML
                  -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 CPU_ID        := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | sha256sum | cut -c1-12)
 WHEELS        := $(HOME)/.cache/askchain/wheels/native-$(CPU_ID)
-EXTRAS        := model-1_5b,model-0_5b,pipeline,server,openai,bigquery,postgres,test
+EXTRAS        := model-1_5b,model-0_5b,pipeline,server,mcp,openai,bigquery,postgres,test
 
 # `make compare`: the three methods one after another on the same sample of DATASET (spider, bird or eth), from an
 # empty response cache (cached replies would hide latency). Results are kept in git under benchmarks/ and resumable:

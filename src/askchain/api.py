@@ -11,13 +11,13 @@ from askchain.db.base import Engine
 from askchain.db.connect import resolve_database
 from askchain.errors import AskchainError
 from askchain.llm.base import ChatModel, track_usage
-from askchain.llm.registry import get_model
 from askchain.pipeline.graph import run_graph
 from askchain.pipeline.methods import method_settings
 from askchain.pipeline.result import AskResult
 from askchain.pipeline.run import Models, Run
 from askchain.pipeline.stages import chosen_result
 from askchain.pipeline.trace import Trace, new_run_id
+from askchain.resources import Resources, process_resources
 
 
 def ask(
@@ -32,12 +32,14 @@ def ask(
     on_event: Callable[[dict[str, Any]], None] | None = None,
     db_id: str | None = None,
     answer: bool | None = None,
+    resources: Resources | None = None,
 ) -> AskResult:
     """Answer `question` over `db` (a path, URL or open Engine; default: the default domain's local dataset).
 
     `model` names one model for every role (default: llm.creative_model / llm.factual_model, else llm.model).
     `history` holds earlier turns of a conversation, so a follow-up is answered as a self-contained question.
     `answer` adds the answer in words and a chart (default: settings.pipeline.answer); evaluation turns it off.
+    `resources` holds what is loaded once (models, value indexes): the process's own by default.
     """
     settings = settings or get_settings()
     if not question or not question.strip():
@@ -45,9 +47,11 @@ def ask(
     method = method or settings.pipeline.method
     configured = method_settings(settings, method, **({} if answer is None else {"answer": answer}))
     engine = resolve_database(db, settings)
-    models = resolve_models(model, settings)
+    resources = resources or process_resources()
+    models = resolve_models(model, settings, resources)
     trace = Trace(new_run_id(), question.strip(), engine.name, method, models.model_id)
-    run = Run(question.strip(), engine, models, configured, hint=hint, history=history, db_id=db_id, trace=trace)
+    run = Run(question.strip(), engine, models, configured, hint=hint, history=history, db_id=db_id, trace=trace,
+              resources=resources)
     started = time.perf_counter()
     with track_usage() as usage:
         final = run_graph(run, on_event)
@@ -76,14 +80,13 @@ def ask(
     )
 
 
-def resolve_models(model: str | ChatModel | Models | None, settings: Settings) -> Models:
+def resolve_models(model: str | ChatModel | Models | None, settings: Settings, resources: Resources) -> Models:
     """The models by role: one given model plays both; by default each role's setting names its own."""
     if isinstance(model, Models):
         return model
     if isinstance(model, ChatModel):
         return Models.single(model)
     if model:
-        return Models.single(get_model(model, settings))
-    creative, factual = (settings.llm.role_model(role) for role in ("creative", "factual"))
-    creative_model = get_model(creative, settings)
-    return Models(creative_model, creative_model if factual == creative else get_model(factual, settings))
+        return Models.single(resources.model(model, settings))
+    creative, factual = (resources.model(settings.llm.role_model(role), settings) for role in ("creative", "factual"))
+    return Models(creative, factual)

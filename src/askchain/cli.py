@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table as RichTable
 
-from askchain.errors import AskchainError
+from askchain.errors import AskchainError, describe
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Answer questions in plain English over SQL databases.")
 console = Console()
@@ -76,7 +78,7 @@ def sql(
     max_rows: Optional[int] = typer.Option(None, "--max-rows", help="Row cap (default from settings)."),
 ):
     """Run one statement through the safe executor (refusals exit with code 2)."""
-    from askchain.api import resolve_database
+    from askchain.db.connect import resolve_database
 
     engine = resolve_database(db, _settings())
     result = engine.execute(statement, max_rows=max_rows)
@@ -88,14 +90,17 @@ def sql(
 
 
 def _add_subcommands() -> None:
-    """Sub-apps live beside the stage they drive; each is optional so a partial install still works."""
+    """Sub-apps live beside the stage they drive; each is optional so a partial install still works. Installed
+    domains add theirs under their command word (`askchain eth ...`)."""
     import importlib
+
+    from askchain.domain import all_domains
 
     for module, name in (
         ("askchain.eval.cli", "eval"),
-        ("askchain.domains.ethereum.cli", "eth"),
         ("askchain.retrieval.cli", "index"),
         ("askchain.server.cli", None),
+        ("askchain.mcp_server.cli", None),
         ("askchain.pipeline.cli", None),
         ("askchain.eval.bench", None),
     ):
@@ -109,6 +114,10 @@ def _add_subcommands() -> None:
             app.add_typer(sub.app, name=name)
         else:
             sub.register(app)
+    for domain in all_domains():
+        domain_app = domain.cli()
+        if domain_app:
+            app.add_typer(domain_app, name=domain.command)
 
 
 _add_subcommands()
@@ -129,7 +138,12 @@ def main() -> None:
         if hasattr(exc, "show") and hasattr(exc, "exit_code"):  # typer/click usage errors: bad flag, missing argument
             exc.show()
             sys.exit(exc.exit_code)
-        raise
+        # A bug, not bad input: one line and exit 1. Read from the environment, not settings, since loading the
+        # settings may be what failed.
+        if os.environ.get("ASKCHAIN_DEBUG", "") not in ("", "0"):
+            raise
+        err_console.print(f"[red]error:[/red] internal error: {escape(describe(exc))}", highlight=False)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

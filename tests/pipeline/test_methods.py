@@ -14,6 +14,7 @@ from askchain.llm.fake import ScriptedModel
 from askchain.pipeline.graph import Shape, compiled_graph
 from askchain.pipeline.methods import method_settings
 from askchain.pipeline.run import Models
+from askchain.resources import Resources
 
 COUNT = "```sql\nSELECT count(*) FROM singer\n```"
 EMPTY = "```sql\nSELECT name FROM singer WHERE country = 'Peru'\n```"
@@ -96,9 +97,9 @@ def test_role_models_come_from_settings(db, monkeypatch):
     def fake_get_model(name, settings):
         return made.setdefault(name, ScriptedModel(lambda r, i: COUNT, name=name))
 
-    monkeypatch.setattr("askchain.api.get_model", fake_get_model)
+    monkeypatch.setattr("askchain.llm.registry.get_model", fake_get_model)
     settings = quiet(answer=False).with_overrides(llm={"factual_model": "judge", "creative_model": "writer"})
-    result = ask("How many singers?", db, method="pipeline", settings=settings)
+    result = ask("How many singers?", db, method="pipeline", settings=settings, resources=Resources())
     assert result.model == "fake:writer + fake:judge"
     assert made["writer"].requests and not made["judge"].requests  # the draft agreed: nothing to revise or judge
 

@@ -22,20 +22,24 @@ def hero_settings(tmp_path_factory) -> Settings:
     return Settings(paths={"cache_dir": root / "cache", "data_dir": root / "data"})
 
 
+def hints_for(question, engine, settings, model=None):
+    return retrieve_values(question, load_value_index(engine, settings), engine.schema(), model)
+
+
 @pytest.fixture(scope="module")
 def hero_engine(superhero_db):
     return open_database(str(superhero_db))
 
 
 def test_misspelt_name_finds_the_stored_value(hero_engine, hero_settings):
-    hints = retrieve_values("What is the eye colour of Bruse Wane?", hero_engine, settings=hero_settings)
+    hints = hints_for("What is the eye colour of Bruse Wane?", hero_engine, hero_settings)
     assert "superhero.full_name = 'Bruce Wayne'" in hints
-    assert "colour.colour = 'Blue'" in retrieve_values("How many heroes have blue eyes?", hero_engine, settings=hero_settings)
+    assert "colour.colour = 'Blue'" in hints_for("How many heroes have blue eyes?", hero_engine, hero_settings)
 
 
 def test_model_keywords_are_looked_up_too(hero_engine, hero_settings):
     model = ScriptedModel([json.dumps({"keywords": ["Bruce Wyane"]})])
-    hints = retrieve_values("what colour are the eyes of bruce wyane", hero_engine, model, settings=hero_settings)
+    hints = hints_for("what colour are the eyes of bruce wyane", hero_engine, hero_settings, model)
     assert hints[0] == "superhero.full_name = 'Bruce Wayne'"
     assert "bruce wyane" in model.requests[0].messages[-1][1]
 
@@ -48,7 +52,6 @@ def test_keywords_are_literals_then_content_words_and_pairs():
 
 def test_index_is_cached_on_disk_per_database(hero_engine, hero_settings, monkeypatch):
     load_value_index(hero_engine, hero_settings)
-    values._LOADED.clear()
     monkeypatch.setattr(values, "build_value_index", lambda *a, **k: pytest.fail("rebuilt despite the cache"))
     index = load_value_index(hero_engine, hero_settings)
     assert ("superhero", "full_name") in index.columns
@@ -89,7 +92,7 @@ def test_values_of_mapped_tables_are_named_as_queries_name_them(chain_db, settin
         "bigquery-public-data.crypto_ethereum.tokens": "tokens",
         "bigquery-public-data.crypto_ethereum.transactions": "transactions",
     })
-    hints = retrieve_values("How many transfers of Tether USD were there?", engine, settings=settings)
+    hints = hints_for("How many transfers of Tether USD were there?", engine, settings)
     assert hints[0] == "bigquery-public-data.crypto_ethereum.tokens.name = 'Tether USD'"
 
 
@@ -102,6 +105,6 @@ def test_words_naming_the_schema_are_not_looked_up():
 
 def test_schema_words_and_look_alikes_give_no_hints(hero_engine, hero_settings):
     """"colour" names a table: no 'No Colour' hint; 'Blue' matches exactly, so 'Blue/White' is not hinted beside it."""
-    hints = retrieve_values("Which colour are the eyes of heroes with blue hair?", hero_engine, settings=hero_settings)
+    hints = hints_for("Which colour are the eyes of heroes with blue hair?", hero_engine, hero_settings)
     assert "colour.colour = 'Blue'" in hints
     assert not any("No Colour" in h or "Blue/White" in h for h in hints)

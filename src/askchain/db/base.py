@@ -12,7 +12,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from askchain.config import DBSettings
+from askchain.config import DBSettings, get_settings
 from askchain.db.guard import check_read_only
 from askchain.db.schema import Schema
 from askchain.errors import QueryFailed
@@ -44,7 +44,7 @@ class Engine(ABC):
     """A database askchain can read. Subclasses open read-only connections and run already-checked SQL."""
 
     location: str
-    limits: DBSettings = field(default_factory=DBSettings)
+    limits: DBSettings = field(default_factory=lambda: get_settings().db)
     #: The sqlglot dialect of the SQL askchain writes for this database (may differ from the engine's own).
     query_dialect: str = ""
     #: Qualified table names as written in queries -> local table names (e.g. BigQuery names on a local copy).

@@ -16,7 +16,7 @@ from sqlglot.errors import SqlglotError
 
 from askchain.config import Settings
 from askchain.eval.datasets import Dataset, Example
-from askchain.retrieval.values import retrieve_values
+from askchain.retrieval.values import load_value_index, retrieve_values
 
 
 def gold_literals(sql: str, dialect: str) -> set[str]:
@@ -76,9 +76,10 @@ def audit_values(dataset: Dataset, examples: list[Example], settings: Settings) 
     audit, engines = ValueAudit(), {}
     for example in examples:
         if example.db_id not in engines:
-            engines[example.db_id] = dataset.connect(example.db_id, settings)
-        engine = engines[example.db_id]
-        hints = retrieve_values(example.question, engine, hint=example.hint, settings=settings)
+            engine = dataset.connect(example.db_id, settings)
+            engines[example.db_id] = engine, load_value_index(engine, settings)
+        engine, index = engines[example.db_id]
+        hints = retrieve_values(example.question, index, engine.schema(), hint=example.hint)
         audit.add(example, hints, gold_literals(example.gold_sql, engine.query_dialect))
     return audit
 

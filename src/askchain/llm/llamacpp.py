@@ -1,4 +1,5 @@
-"""The embedded provider: a GGUF model run in-process by llama.cpp, one loaded copy per process."""
+"""The embedded provider: a GGUF model run in-process by llama.cpp; a model object loads its weights on first use
+and frees them on `close()` (askchain.resources keeps one per model and settings in a process)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import atexit
 import contextlib
 import os
 import threading
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,7 +15,6 @@ from askchain.errors import ConfigError
 from askchain.llm.base import ChatModel, ChatRequest, RawSample
 from askchain.llm.llamacpp_batch import PARALLEL_SEQUENCES, chat_prompt_tokens, context_params_for_batches, sample_batch
 from askchain.llm.prompt_states import PromptStates
-
 
 
 @dataclass
@@ -26,36 +27,31 @@ class _Loaded:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-_loaded: dict[tuple[str, int], _Loaded] = {}
-_load_lock = threading.Lock()
+#: Models holding loaded weights, freed before interpreter shutdown tears down the modules llama.cpp's finaliser needs.
+_live: "weakref.WeakSet[LlamaCppModel]" = weakref.WeakSet()
 
 
 @atexit.register
 def _close_models() -> None:
-    """Free the models before interpreter shutdown tears down the modules llama.cpp's finaliser needs."""
-    while _loaded:
-        _, loaded = _loaded.popitem()
-        loaded.llama.close()
+    for model in list(_live):
+        model.close()
 
 
 def _load(path: Path, context_tokens: int, threads: int | None, prompt_states_mb: int) -> _Loaded:
     import llama_cpp  # a core dependency, imported on first use: loading it is slow
-    key = (str(path), context_tokens)
-    with _load_lock:
-        if key not in _loaded:
-            try:
-                llama = llama_cpp.Llama(
-                    model_path=str(path),
-                    n_ctx=context_tokens,
-                    n_threads=threads or os.cpu_count(),
-                    n_batch=512,
-                    verbose=False,
-                )
-            except ValueError as exc:
-                raise ConfigError(f"llama.cpp cannot load {path}: {exc}") from exc
-            _allow_parallel_sequences(llama)
-            _loaded[key] = _Loaded(llama, PromptStates(prompt_states_mb << 20))
-        return _loaded[key]
+
+    try:
+        llama = llama_cpp.Llama(
+            model_path=str(path),
+            n_ctx=context_tokens,
+            n_threads=threads or os.cpu_count(),
+            n_batch=512,
+            verbose=False,
+        )
+    except ValueError as exc:
+        raise ConfigError(f"llama.cpp cannot load {path}: {exc}") from exc
+    _allow_parallel_sequences(llama)
+    return _Loaded(llama, PromptStates(prompt_states_mb << 20))
 
 
 def _allow_parallel_sequences(llama) -> None:
@@ -83,10 +79,23 @@ class LlamaCppModel(ChatModel):
         self.context_tokens = context_tokens
         self.threads = threads
         self.prompt_states_mb = prompt_states_mb
+        self._loaded: _Loaded | None = None
+        self._load_lock = threading.Lock()
 
     @property
     def loaded(self) -> _Loaded:
-        return _load(self.path, self.context_tokens, self.threads, self.prompt_states_mb)
+        """The weights and context, loaded on first use and kept until `close()` (askchain.resources owns models)."""
+        with self._load_lock:
+            if self._loaded is None:
+                self._loaded = _load(self.path, self.context_tokens, self.threads, self.prompt_states_mb)
+                _live.add(self)
+            return self._loaded
+
+    def close(self) -> None:
+        with self._load_lock:
+            if self._loaded is not None:
+                self._loaded.llama.close()
+                self._loaded = None
 
     @property
     def llama(self):

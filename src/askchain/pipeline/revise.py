@@ -74,12 +74,11 @@ def execute_candidates(
             return Execution(cand, None, findings.summary(), findings, "invalid")
         try:
             result, error = execute(cand.sql)
-            status = "success" if error is None and result.rows else "empty"
+            if error:
+                return Execution(cand, None, error, findings, "error")
+            return Execution(cand, result, None, findings, "success" if result.rows else "empty")
         except Exception as exc:  # noqa: BLE001 - as above
             return Execution(cand, None, f"execution failed: {describe(exc)}", findings, "error")
-        if error:
-            return Execution(cand, None, error, findings, "error")
-        return Execution(cand, result, None, findings, status)
 
     if len(candidates) <= 1:
         return [run(c) for c in candidates]

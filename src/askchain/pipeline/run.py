@@ -14,6 +14,7 @@ from askchain.db.schema import Schema
 from askchain.errors import AskchainError
 from askchain.llm.base import ChatModel
 from askchain.pipeline.trace import Trace
+from askchain.resources import Resources, process_resources
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,9 @@ class Run:
     history: Sequence[Turn] = ()
     #: The question's source database under evaluation, so retrieval can leave out its own examples.
     db_id: str | None = None
-    trace: Trace | None = field(default=None)
+    trace: Trace | None = None
+    #: What the process loaded once (value indexes...): the process's own unless a test or server brings its own.
+    resources: Resources = field(default_factory=process_resources)
 
     @property
     def schema(self) -> Schema:

@@ -91,8 +91,8 @@ def find_values(state: State, run: Run) -> StageOutput:
 
     cfg = run.settings.pipeline
     hints = retrieve_values(
-        state["question"], run.engine, model=run.models.factual if cfg.keywords == "llm" else None, hint=run.hint,
-        settings=run.settings,
+        state["question"], run.resources.value_index(run.engine, run.settings), run.schema,
+        model=run.models.factual if cfg.keywords == "llm" else None, hint=run.hint,
     )
     return {"value_hints": hints}, {"value_hints": hints}
 

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from pydantic import BaseModel
+from sqlglot import exp
 
-from askchain.config import Settings, get_settings
+from askchain.config import Settings
 from askchain.db.base import Engine
+from askchain.db.dialects import column_type
 from askchain.db.schema import Schema, Table
 from askchain.errors import AskchainError, require
 from askchain.llm.base import ChatModel
@@ -62,7 +64,12 @@ _NAME_LIKE = re.compile(
     r"name|title|label|symbol|city|country|state|region|province|town|place|type|kind|category|genre|status|"
     r"brand|model|make|colou?r|gender|race|language|nationality|department|team|club|company|publisher|school", re.I
 )
-_NON_TEXT_TYPE = re.compile(r"INT|REAL|FLOA|DOUB|DEC|NUM|DATE|TIME|BOOL|BLOB|BYTE|BINARY|\[\]|STRUCT|MAP|JSON|UUID|LIST", re.I)
+# Column types whose values are not words a question names: numbers, times, flags, bytes, nested and JSON values.
+_NON_TEXT_TYPES = (
+    *exp.DataType.NUMERIC_TYPES, *exp.DataType.TEMPORAL_TYPES, *exp.DataType.BINARY_TYPES, *exp.DataType.NESTED_TYPES,
+    exp.DataType.Type.BOOLEAN, exp.DataType.Type.INTERVAL, exp.DataType.Type.JSON, exp.DataType.Type.JSONB,
+    exp.DataType.Type.UUID,
+)
 _LETTER = re.compile(r"[^\W\d_]")
 _HASH_LIKE = re.compile(r"^(0x[0-9a-f]*|[0-9a-f]{16,}|[a-z0-9+/_=-]{32,})$", re.I)
 _IDENTIFIER_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -98,8 +105,6 @@ class ValueIndex:
 
 def _select(engine: Engine, table: Table, column: str, *, distinct: bool, limit: int) -> list:
     """Non-null values of one column, written in the engine's query dialect and run by its safe executor."""
-    from sqlglot import exp
-
     parts = table.display_name.split(".")
     source = exp.table_(parts[-1], db=parts[-2] if len(parts) > 1 else None,
                         catalog=parts[-3] if len(parts) > 2 else None, quoted=True)
@@ -114,7 +119,7 @@ def _select(engine: Engine, table: Table, column: str, *, distinct: bool, limit:
 def column_values(engine: Engine, table: Table, column: str, policy: ValuePolicy = DEFAULT_POLICY) -> list[str]:
     """The column's distinct text values if the policy admits the column, else []."""
     col = table.column(column)
-    if col is None or (col.type and _NON_TEXT_TYPE.search(col.type)):
+    if col is None or column_type(col.type, engine.query_dialect).is_type(*_NON_TEXT_TYPES):
         return []
     try:
         sample = _select(engine, table, column, distinct=False, limit=policy.sample_rows)
@@ -175,17 +180,16 @@ def _cache_key(engine: Engine, policy: ValuePolicy) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-_LOADED: dict[str, ValueIndex] = {}
-
-
-def load_value_index(engine: Engine, settings: Settings | None = None, policy: ValuePolicy = DEFAULT_POLICY) -> ValueIndex:
-    """The database's value index: from memory, else from the disk cache, else built (with progress on stderr)."""
-    settings = settings or get_settings()
-    key = _cache_key(engine, policy)
+def value_index_path(engine: Engine, settings: Settings) -> Path:
+    """Where the database's index is cached on disk: keyed by the file's identity and the policy."""
     stem = re.sub(r"\W+", "_", Path(engine.location).stem or "db")
-    path = settings.paths.cache("values", f"{stem}-{key}.pkl")
-    if str(path) in _LOADED:
-        return _LOADED[str(path)]
+    return settings.paths.cache("values", f"{stem}-{_cache_key(engine, DEFAULT_POLICY)}.pkl")
+
+
+def load_value_index(engine: Engine, settings: Settings) -> ValueIndex:
+    """The database's value index from the disk cache, else built (with progress on stderr) and cached; a process
+    keeps the loaded ones in askchain.resources."""
+    path = value_index_path(engine, settings)
     index = None
     if path.is_file():
         try:
@@ -194,12 +198,11 @@ def load_value_index(engine: Engine, settings: Settings | None = None, policy: V
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
             index = None  # a stale or truncated cache file is rebuilt
     if index is None:
-        index = build_value_index(engine, policy, show_progress=True)
+        index = build_value_index(engine, DEFAULT_POLICY, show_progress=True)
         tmp = path.with_suffix(".tmp")
         with open(tmp, "wb") as f:
             pickle.dump(index, f, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(path)
-    _LOADED[str(path)] = index
     return index
 
 
@@ -285,14 +288,12 @@ def find_values(
 
 
 def retrieve_values(
-    question: str, engine: Engine, model: ChatModel | None = None, hint: str = "", *,
-    settings: Settings | None = None, limit: int = 8,
+    question: str, index: ValueIndex, schema: Schema, model: ChatModel | None = None, hint: str = "", *, limit: int = 8,
 ) -> list[str]:
     """Hints `table.column = 'value'` for the stored values the question most likely refers to, best first."""
-    index = load_value_index(engine, settings)
     if not index.values:
         return []
-    words = schema_words(engine.schema())
+    words = schema_words(schema)
     keywords = [k for k in extract_keywords(question, model, hint) if not names_schema(k, words)]
     names = frozenset(span for span in literal_spans(question) if " " in span.strip())
     return [m.hint() for m in find_values(index, keywords, names=names)[:limit]]

@@ -2,6 +2,7 @@
 
 `create_app(settings, model=...)` builds the app; tests inject a scripted model, `askchain serve` runs it with uvicorn.
 Answers run in a bounded worker pool; beyond `max_concurrent` questions in flight the API answers 429.
+With `server.token` set, every API route needs `Authorization: Bearer <token>` (the page and /health stay open).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from askchain.config import Settings, get_settings
 from askchain.errors import AskchainError, ConfigError, DatabaseError, DatasetError, require
 from askchain.llm.base import ChatModel
 from askchain.llm.registry import named_models
-from askchain.pipeline.methods import METHODS
 from askchain.server.a2a import A2ARequest, A2AResponse, generate
 from askchain.server.catalog import Catalog, UnknownDatabase, schema_json
 from askchain.server.threads import ThreadStore
@@ -38,8 +38,10 @@ from fastapi import FastAPI, Request  # noqa: E402
 from fastapi import Path as PathParam  # noqa: E402
 from fastapi.responses import FileResponse, JSONResponse  # noqa: E402
 from fastapi.staticfiles import StaticFiles  # noqa: E402
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator  # noqa: E402
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints  # noqa: E402
 from sse_starlette.sse import EventSourceResponse  # noqa: E402
+
+from askchain.server.auth import BearerToken  # noqa: E402
 
 log = logging.getLogger("askchain.server")
 
@@ -47,7 +49,6 @@ STATIC = Path(__file__).with_name("static")
 THREAD_ID = r"^[A-Za-z0-9_-]{1,64}$"
 DB_NAME = r"^[A-Za-z0-9_.-]{1,100}$"
 MAX_BODY_BYTES = 2_000_000
-DEFAULT_MAX_CONCURRENT = 4
 _END = object()
 
 
@@ -58,13 +59,6 @@ class QueryRequest(BaseModel):
     thread_id: str | None = Field(None, pattern=THREAD_ID)
     method: str | None = Field(None, max_length=40)
     model: str | None = Field(None, min_length=1, max_length=120)
-
-    @field_validator("method")
-    @classmethod
-    def _known_method(cls, method: str | None) -> str | None:
-        if method is not None and method not in METHODS:
-            raise ValueError(f"unknown method: use one of {', '.join(METHODS)}")
-        return method
 
 
 class Slots:
@@ -94,7 +88,7 @@ def create_app(
     databases: dict[str, str] | None = None,
     max_concurrent: int | None = None,
 ) -> FastAPI:
-    """The app over `settings` (databases from settings.pipeline["databases"] plus `databases`; threads in the data dir)."""
+    """The app over `settings` (databases from settings.server.databases plus `databases`; threads in the data dir)."""
     settings = settings or get_settings()
     services = Services(
         settings=settings,
@@ -102,7 +96,7 @@ def create_app(
         threads=ThreadStore(settings.paths.data("threads.sqlite")),
         models=ModelPool(settings, model),
     )
-    limit = int(max_concurrent or settings.pipeline.get("max_concurrent") or DEFAULT_MAX_CONCURRENT)
+    limit = max_concurrent or settings.server.max_concurrent
     if limit < 1:
         raise ConfigError("max_concurrent must be at least 1")
     slots = Slots(limit)
@@ -118,6 +112,8 @@ def create_app(
     app = FastAPI(title="askchain", version=_version("askchain"), lifespan=lifespan, docs_url="/api/docs", redoc_url=None)
     app.state.services = services
     app.state.slots = slots
+    if settings.server.token:  # `askchain serve` refuses to listen beyond loopback without one
+        app.add_middleware(BearerToken, token=settings.server.token, is_open=_open_path)
 
     @app.middleware("http")
     async def limit_body(request: Request, call_next):
@@ -152,6 +148,9 @@ def create_app(
             raise UnknownDatabase(body.db)
         if body.db is None and services.catalog.default is None:
             raise UnknownDatabase("(none configured)")
+        if body.method is not None and body.method not in settings.methods:
+            return JSONResponse(status_code=422, content={
+                "detail": f"unknown method '{body.method}': use one of {', '.join(settings.methods)}"})
         if not slots.acquire():
             return busy()
         request = TurnRequest(
@@ -198,7 +197,7 @@ def create_app(
             "model": name,
             "engine": engine,
             "models_loaded": services.models.loaded,
-            "methods": list(METHODS),
+            "methods": list(settings.methods),
             "default_method": default_method,
             "databases": services.catalog.names(),
             "max_concurrent": slots.limit,
@@ -223,6 +222,11 @@ def create_app(
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
+
+
+def _open_path(path: str) -> bool:
+    """What a browser loads before it can send the token: the page, its assets and the health check."""
+    return path in ("/", "/health") or path.startswith(("/static/", "/vendor/"))
 
 
 def _start(executor: ThreadPoolExecutor, slots: Slots, job: Callable[[Emit], None]) -> AsyncIterator[dict[str, str]]:

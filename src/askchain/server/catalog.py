@@ -1,18 +1,15 @@
-"""The databases a server answers over, by name: the local Ethereum dataset plus those configured in settings."""
+"""The databases a server answers over, by name: the default domain's local dataset and those configured in settings."""
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from typing import Any
 
-from askchain.api import resolve_database
 from askchain.config import Settings
 from askchain.db.base import Engine
+from askchain.db.connect import resolve_database
 from askchain.db.schema import Schema
-
-#: The name of the default database: `resolve_database(None, settings)`, the local Ethereum dataset.
-DEFAULT_DB = "ethereum"
+from askchain.domain import domain_names
 
 
 class UnknownDatabase(LookupError):
@@ -20,23 +17,25 @@ class UnknownDatabase(LookupError):
 
 
 class Catalog:
-    """Names -> locations (paths or URLs) from `settings.pipeline["databases"]`; engines open on first use and stay open."""
+    """Names -> locations (paths or URLs) from `settings.server.databases`; engines open on first use and stay open."""
 
     def __init__(self, settings: Settings, databases: dict[str, str] | None = None):
         self.settings = settings
-        self.locations: dict[str, str] = {**settings.pipeline.get("databases", {}), **(databases or {})}
-        self.has_default = DEFAULT_DB not in self.locations and _installed("askchain.domains.ethereum.dataset")
+        self.locations: dict[str, str] = {**settings.server.databases, **(databases or {})}
+        domain = settings.db.default_domain
+        #: The default domain's local dataset, under the domain's id (`resolve_database(None, settings)`).
+        self.domain_db = domain if domain in domain_names() and domain not in self.locations else None
         self._engines: dict[str, Engine] = {}
         self._lock = threading.Lock()
 
     def names(self) -> list[str]:
-        return ([DEFAULT_DB] if self.has_default else []) + sorted(self.locations)
+        return ([self.domain_db] if self.domain_db else []) + sorted(self.locations)
 
     @property
     def default(self) -> str | None:
-        """settings.pipeline["default_db"] if it names a database, else the Ethereum dataset, else the first configured."""
+        """settings.server.default_db if it names a database, else the domain's dataset, else the first configured."""
         names = self.names()
-        chosen = self.settings.pipeline.get("default_db")
+        chosen = self.settings.server.default_db
         return chosen if chosen in names else (names[0] if names else None)
 
     def __contains__(self, name: str) -> bool:
@@ -69,13 +68,6 @@ class Catalog:
             for engine in self._engines.values():
                 engine.close()
             self._engines.clear()
-
-
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # a parent package is missing
-        return False
 
 
 def schema_json(name: str, schema: Schema) -> dict[str, Any]:

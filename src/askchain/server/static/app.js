@@ -45,6 +45,39 @@ function formatValue(value) {
   return String(value);
 }
 
+// ---- API token: a server beyond loopback answers 401 until the browser sends it ---------------------
+const TOKEN_KEY = "askchain.token";
+let tokenPrompt = null; // one prompt at a time, shared by the requests that were refused together
+
+// fetch() with the kept token as a Bearer header; on 401 the user is asked for the token and the request retried.
+async function api(path, options = {}) {
+  for (;;) {
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    const headers = { ...options.headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) };
+    const response = await fetch(path, { ...options, headers });
+    if (response.status !== 401) return response;
+    if (sessionStorage.getItem(TOKEN_KEY) !== token) continue; // another request was given a new token meanwhile
+    const entered = await askForToken(await errorText(response.clone()));
+    if (!entered) return response;
+    sessionStorage.setItem(TOKEN_KEY, entered);
+  }
+}
+
+function askForToken(reason) {
+  tokenPrompt ??= new Promise((resolve) => {
+    const dialog = $("#token-dialog");
+    $("#token-reason").textContent = reason;
+    $("#token").value = "";
+    dialog.addEventListener("close", () => {
+      tokenPrompt = null;
+      resolve(dialog.returnValue === "ok" ? $("#token").value.trim() : null);
+    }, { once: true });
+    dialog.returnValue = "";
+    dialog.showModal();
+  });
+  return tokenPrompt;
+}
+
 // ---- Server-Sent Events over fetch (EventSource cannot POST) -----------------------------------
 async function* readEvents(response) {
   const reader = response.body.getReader();
@@ -156,7 +189,7 @@ class TurnView {
 
   renderCandidates() {
     const list = this.executions || this.generated;
-    if (!list.length) return;
+    if (list.length < 2) return; // one candidate is the SQL panel itself
     const meta = (c) => [c.generator, c.status, c.status === "success" ? `${c.rows} rows` : null, c.error].filter(Boolean).join(" · ");
     const title = `${list.length} candidate${list.length === 1 ? "" : "s"}${this.selection && this.selection.reason ? ` · selected by ${this.selection.reason}` : ""}`;
     this.candidates.replaceChildren(
@@ -268,7 +301,7 @@ async function ask(question) {
   const body = { question, db: $("#db").value || null, method: $("#method").value || null };
   if (state.threadId) body.thread_id = state.threadId;
   try {
-    const response = await fetch("/query", { method: "POST", headers: { "Content-Type": "application/json", Accept: "text/event-stream" }, body: JSON.stringify(body) });
+    const response = await api("/query", { method: "POST", headers: { "Content-Type": "application/json", Accept: "text/event-stream" }, body: JSON.stringify(body) });
     if (!response.ok) {
       view.showError(await errorText(response));
       return;
@@ -326,7 +359,7 @@ function setThread(threadId) {
 
 // A stored thread, shown again after a reload.
 async function loadThread(threadId) {
-  const response = await fetch(`/threads/${encodeURIComponent(threadId)}`);
+  const response = await api(`/threads/${encodeURIComponent(threadId)}`);
   if (!response.ok) return setThread(null);
   const thread = await response.json();
   setThread(thread.thread_id);
@@ -353,7 +386,7 @@ function newThread() {
 async function loadSchema(db) {
   const container = $("#schema");
   container.replaceChildren(el("p", { class: "muted" }, "Loading…"));
-  const response = await fetch(`/schema/${encodeURIComponent(db)}`);
+  const response = await api(`/schema/${encodeURIComponent(db)}`);
   if (!response.ok) {
     container.replaceChildren(el("p", { class: "error-text" }, await errorText(response)));
     return;
@@ -383,7 +416,12 @@ function renderSchema() {
 
 // ---- Start-up -------------------------------------------------------------------------------------
 async function init() {
-  const [databases, health] = await Promise.all([fetch("/databases").then((r) => r.json()), fetch("/health").then((r) => r.json())]);
+  const [listed, health] = await Promise.all([api("/databases"), api("/health").then((r) => r.json())]);
+  if (!listed.ok) { // e.g. the token prompt was dismissed
+    $("#schema").replaceChildren(el("p", { class: "error-text" }, await errorText(listed)));
+    return;
+  }
+  const databases = await listed.json();
   const dbSelect = $("#db");
   dbSelect.replaceChildren(...databases.databases.map((d) => el("option", { value: d.name, selected: d.default ? "" : null }, d.name)));
   const methodSelect = $("#method");

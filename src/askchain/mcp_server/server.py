@@ -1,0 +1,116 @@
+"""askchain's tools for MCP clients: ask a question, run read-only SQL, list databases, describe a schema.
+
+`build_server(settings, catalog, model=...)` makes the server; `askchain mcp` runs it over stdio or streamable
+HTTP, tests inject a scripted model. The databases are the HTTP server's catalog and every statement goes through
+the same safe executor, so an assistant can do no more than a user of `askchain serve`. Refusals (unknown database,
+a write statement, an empty question) come back as one-line tool errors.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Annotated, Any, Iterator
+
+from pydantic import Field
+from pydantic_core import to_jsonable_python
+
+from askchain import __version__
+from askchain.api import ask as ask_question
+from askchain.config import Settings
+from askchain.errors import AskchainError, require
+from askchain.llm.base import ChatModel
+from askchain.server.auth import BearerToken
+from askchain.server.catalog import Catalog, UnknownDatabase, schema_json
+from askchain.server.turn import ModelPool
+
+require("mcp", "mcp")
+
+from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp.types import ToolAnnotations  # noqa: E402
+
+#: Rows a tool hands back: the assistant reads every one, so results are cut here and `row_count` tells the rest.
+TOOL_ROWS = 200
+
+INSTRUCTIONS = (
+    "askchain answers questions about SQL databases. Call list_databases to see them, describe_schema for a "
+    "database's tables and columns, ask for a question in plain English (it writes, checks and runs the SQL), "
+    "and run_sql to run your own read-only SQL in the database's dialect. Only read-only statements run."
+)
+
+Database = Annotated[str | None, Field(description="A name from list_databases (default: the default database).")]
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+
+
+def build_server(settings: Settings, catalog: Catalog, model: ChatModel | None = None) -> MCPServer:
+    """The MCP server over `catalog`'s databases; questions use `model` (default: settings.llm.model, loaded once)."""
+    models = ModelPool(settings, model)
+    server = MCPServer("askchain", title="askchain", instructions=INSTRUCTIONS, version=__version__)
+
+    @contextmanager
+    def tool_errors() -> Iterator[None]:
+        """askchain's refusals as the one-line tool errors the assistant reads (the SDK logs them, no traceback)."""
+        try:
+            yield
+        except UnknownDatabase as exc:
+            known = ", ".join(catalog.names()) or "none configured"
+            raise ToolError(f"unknown database '{exc.args[0]}' (databases: {known})") from None
+        except AskchainError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool(annotations=READ_ONLY)
+    def ask(
+        question: Annotated[str, Field(description="The question, in plain English.")],
+        db: Database = None,
+        method: Annotated[str | None, Field(description="baseline, self-consistency or pipeline (default: settings).")] = None,
+    ) -> dict[str, Any]:
+        """Answer a question about a database: the SQL askchain wrote, its result rows and a short answer in words."""
+        if not question.strip():  # refused before the model loads
+            raise ToolError("the question is empty")
+        with tool_errors():
+            engine = catalog.engine(db)
+            result = ask_question(question, engine, method=method, model=models.get(None), settings=settings)
+        answered = result.public()
+        answered.pop("chart", None)  # a Plotly figure for the web UI
+        return {**answered, "db": db or catalog.default, **_rows(result.rows, result.truncated)}
+
+    @server.tool(annotations=READ_ONLY)
+    def run_sql(
+        sql: Annotated[str, Field(description="One read-only statement (SELECT, WITH...) in the database's dialect.")],
+        db: Database = None,
+    ) -> dict[str, Any]:
+        """Run one read-only SQL statement through askchain's safe executor; writes and file access are refused."""
+        with tool_errors():
+            engine = catalog.engine(db)
+            result = engine.execute(sql, max_rows=TOOL_ROWS)
+        return {**result.as_dict(), "db": db or catalog.default, "dialect": engine.query_dialect,
+                **_rows(result.rows, result.truncated)}
+
+    @server.tool(annotations=READ_ONLY)
+    def list_databases() -> dict[str, Any]:
+        """The databases askchain can query, by name, and which one is the default."""
+        return {"databases": catalog.describe(), "default": catalog.default}
+
+    @server.tool(annotations=READ_ONLY)
+    def describe_schema(db: Database = None) -> dict[str, Any]:
+        """A database's tables with their columns, types, keys and descriptions, and the SQL dialect to write."""
+        name = db or catalog.default
+        with tool_errors():
+            return schema_json(name, catalog.engine(name).schema())
+
+    return server
+
+
+def http_app(server: MCPServer, host: str, token: str | None):
+    """The streamable-HTTP app (endpoint /mcp); with a token, every request must carry it as a Bearer header."""
+    app = server.streamable_http_app(host=host)  # on loopback the SDK also checks Host/Origin (DNS rebinding)
+    return BearerToken(app, token) if token else app
+
+
+def _rows(rows: list, truncated: bool) -> dict[str, Any]:
+    """The first TOOL_ROWS rows as JSON values (exact decimals as text, bytes as hex) and how many there were."""
+    return {
+        "rows": to_jsonable_python([list(r) for r in rows[:TOOL_ROWS]], bytes_mode="hex"),
+        "row_count": len(rows),
+        "truncated": truncated or len(rows) > TOOL_ROWS,
+    }
