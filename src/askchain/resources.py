@@ -41,8 +41,9 @@ class Bounded(Generic[T]):
             while self._items:
                 self._close(self._items.popitem()[1])
 
-    def __len__(self) -> int:
-        return len(self._items)
+    def values(self, show: Callable[[T], str]) -> list[str]:
+        with self._lock:
+            return [show(value) for value in self._items.values()]
 
 
 def _close_model(model: ChatModel) -> None:
@@ -65,6 +66,9 @@ class Resources:
         key = (name, settings.llm.model_dump_json(exclude={"model", "factual_model", "creative_model", "seed"}),
                str(settings.paths.models_dir), str(settings.paths.cache_dir))
         return self._models.get(key, lambda: get_model(name, settings))
+
+    def loaded_models(self) -> list[str]:
+        return self._models.values(lambda model: model.model_id)
 
     def value_index(self, engine: Engine, settings: Settings):
         """The database's value index: from memory, else from its disk cache, else built."""

@@ -10,9 +10,8 @@ import pytest
 from askchain.config import get_settings
 from askchain.errors import ConfigError, DatasetError
 from askchain.eval.datasets import Example, load_eth
-from askchain.eval.runner import (
-    RESULTS_FILE, judge_candidates, classify_error, default_out_dir, read_results, run_eval, select_examples,
-)
+from askchain.eval.results import RESULTS_FILE, classify_error, read_results
+from askchain.eval.runner import judge_candidates, default_out_dir, run_eval, select_examples
 from askchain.llm.fake import ScriptedModel
 from askchain.pipeline.result import AskResult
 
@@ -101,11 +100,12 @@ def test_refuses_to_mix_the_settings_a_method_reads(spider, tmp_path):
     model = ScriptedModel(answering(chosen, {}))
     for method in ("baseline", "self-consistency"):
         run_eval(spider, method, model, get_settings(), limit=2, seed=3, out_dir=tmp_path / method, first=1)
-    other_pipeline = get_settings().with_overrides(pipeline={"examples_k": 5, "max_revisions": 1})
+    other_pipeline = get_settings().with_overrides(pipeline={"examples_k": 5, "value_retrieval": False})
     run = run_eval(spider, "baseline", model, other_pipeline, limit=2, seed=3, out_dir=tmp_path / "baseline")
-    assert len(run.records) == 2  # the pipeline's knobs do not change the baseline's answers
-    other_sampling = get_settings().with_overrides(pipeline={"self_consistency_n": 3})
-    with pytest.raises(DatasetError, match=r"holds another run \(pipeline_settings: self_consistency_n=6\)"):
+    assert len(run.records) == 2  # knobs the baseline's own entry sets do not change its answers
+    other_sampling = get_settings().with_overrides(
+        methods={"self-consistency": {"generators": {"direct": {"n": 3}}}})
+    with pytest.raises(DatasetError, match=r"holds another run \(pipeline_settings: generators="):
         run_eval(spider, "self-consistency", model, other_sampling, limit=2, seed=3, out_dir=tmp_path / "self-consistency")
 
 

@@ -23,10 +23,13 @@ METHOD = typer.Option("baseline", "--method", "-m", help="baseline, self-consist
 MODEL = typer.Option(None, "--model", help="Model name (default from settings).")
 FIRST = typer.Option(None, "--first", help="Stop after the sample's first K questions (a later run continues).")
 OUT = typer.Option(None, "--out", help="Results folder (default runs/eval/<dataset>-<method>-<model>-<limit>-<seed>/).")
+REUSE = typer.Option(None, "--reuse", help="Copy the answers this results folder (same dataset, method, model and "
+                     "settings) holds for the sample's questions instead of asking them again; repeatable.")
+RERUN = typer.Option(None, "--rerun", help="With --reuse: ask this question (id) again, not copy it; repeatable.")
 
 
 def _run(dataset: Dataset, method: str, model: str | None, limit: int | None, seed: int, out: Path | None,
-         first: int | None = None) -> None:
+         first: int | None, reuse: list[Path] | None, rerun: list[str] | None) -> None:
     from askchain.config import get_settings
     from askchain.eval.runner import run_eval
 
@@ -36,12 +39,15 @@ def _run(dataset: Dataset, method: str, model: str | None, limit: int | None, se
     skipped = sum(dataset.skipped.values())
     if skipped:
         console.print(f"[dim]{skipped} questions skipped: database missing ({', '.join(sorted(dataset.skipped))})[/dim]")
-    run = run_eval(dataset, method, model, settings, limit, seed, out, console=console, first=first)
+    run = run_eval(dataset, method, model, settings, limit, seed, out, console=console, first=first, reuse=reuse or (),
+                   rerun=rerun or ())
     _print_summary(run.out_dir)
 
 
 def _print_summary(out_dir: Path) -> None:
     import json
+
+    from askchain.eval.report import provenance_brief
 
     summary: dict[str, Any] = json.loads((out_dir / "report.json").read_text())
     table = Table(title=f"{summary['run']['dataset']} · {summary['evaluated']} questions scored")
@@ -58,6 +64,7 @@ def _print_summary(out_dir: Path) -> None:
         f"gold failed {summary['gold_failed']} · execution errors {fmt(summary['execution_error_rate'])} · "
         f"median latency {summary['latency_s']['median']} s · oracle {fmt(summary['oracle_rate'])}"
     )
+    console.print(f"runs (commit, model hash, date): {provenance_brief(summary['provenance'])}", markup=False)
     console.print(f"report: {out_dir / 'report.md'}, {out_dir / 'report.json'}, {out_dir / 'report.png'}")
 
 
@@ -66,10 +73,10 @@ def spider(
     data: Optional[Path] = typer.Option(None, "--data", help="Spider folder (default $ASKCHAIN_SHARED_DATA/spider)."),
     split: str = typer.Option("dev", "--split", help="Reads <data>/<split>.json."),
     limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
-    first: Optional[int] = FIRST,
+    first: Optional[int] = FIRST, reuse: Optional[List[Path]] = REUSE, rerun: Optional[List[str]] = RERUN,
 ):
     """Spider: execution accuracy, scored Spider-style by default (multiset rows, any column order)."""
-    _run(load_spider(data or shared_data_dir() / "spider", split), method, model, limit, seed, out, first)
+    _run(load_spider(data or shared_data_dir() / "spider", split), method, model, limit, seed, out, first, reuse, rerun)
 
 
 @app.command()
@@ -77,20 +84,20 @@ def bird(
     data: Optional[Path] = typer.Option(None, "--data", help="BIRD folder (default $ASKCHAIN_SHARED_DATA/bird)."),
     split: str = typer.Option("dev", "--split", help="dev or minidev."),
     limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
-    first: Optional[int] = FIRST,
+    first: Optional[int] = FIRST, reuse: Optional[List[Path]] = REUSE, rerun: Optional[List[str]] = RERUN,
 ):
     """BIRD: the evidence is passed as a hint; scored by BIRD's EX (row sets) by default."""
-    _run(load_bird(data or shared_data_dir() / "bird", split), method, model, limit, seed, out, first)
+    _run(load_bird(data or shared_data_dir() / "bird", split), method, model, limit, seed, out, first, reuse, rerun)
 
 
 @app.command()
 def eth(
     questions: Optional[Path] = typer.Option(None, "--questions", help="Questions JSONL (default: the Ethereum domain's)."),
     limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
-    first: Optional[int] = FIRST,
+    first: Optional[int] = FIRST, reuse: Optional[List[Path]] = REUSE, rerun: Optional[List[str]] = RERUN,
 ):
     """The Ethereum questions on the local Ethereum database, scored Spider 2.0-style by default."""
-    _run(load_eth(questions), method, model, limit, seed, out, first)
+    _run(load_eth(questions), method, model, limit, seed, out, first, reuse, rerun)
 
 
 @app.command()
@@ -125,10 +132,10 @@ def selection(
 
     from askchain.config import get_settings
     from askchain.eval.selection import audit_selection, render_audit
-    from askchain.llm.registry import get_model
+    from askchain.resources import process_resources
 
     settings = get_settings()
-    judge = get_model(model, settings)
+    judge = process_resources().model(model or settings.llm.role_model("factual"), settings)
     audit = audit_selection(out_dir, judge, settings)
     (out_dir / "selection.json").write_text(json.dumps({"judge": judge.model_id, **audit.as_dict()}, indent=1))
     console.print(render_audit(audit, judge.model_id), markup=False)

@@ -12,7 +12,7 @@ import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection, Sequence
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -22,28 +22,24 @@ from askchain.db.base import Engine, QueryResult
 from askchain.errors import DatasetError, QueryFailed, QueryRefused
 from askchain.eval.compare import COMPARATORS
 from askchain.eval.datasets import Dataset, Example
+from askchain.eval.provenance import (
+    copied_runs, database_build, dataset_provenance, model_label, repo_relative, run_entry,
+)
+from askchain.eval.report import write_report
+from askchain.eval.results import (
+    META_FILE, RESULTS_FILE, RUN_KEY, classify_error, read_meta, read_results, write_meta,
+)
 from askchain.generation.sql_text import normalize_sql
 from askchain.llm.base import ChatModel
-from askchain.pipeline.context import try_execute
+from askchain.pipeline.run import try_execute
 from askchain.pipeline.result import AskResult
 
-RESULTS_FILE = "results.jsonl"
-META_FILE = "run.json"
 CANDIDATE_CAP = 16
 DEFAULT_SPLITS = ("dev", "default")
-
-# Why a prediction failed, from the executor's message: first matching rule wins, else "runtime".
-ERROR_RULES: tuple[tuple[str, re.Pattern], ...] = tuple(
-    (name, re.compile(pattern, re.IGNORECASE))
-    for name, pattern in (
-        ("timeout", r"time limit|timed? ?out|interrupted"),
-        ("syntax", r"cannot parse|syntax error|parser error|incomplete input|unrecognized token"),
-        ("no-such-table-or-column", r"no such (table|column)|(table|column)\b.*\b(does not exist|not found)|referenced column"),
-        ("refused", r"not allowed|only read-only|exactly one statement|empty sql"),
-    )
-)
-#: Classes meaning the predicted SQL did not run to completion.
-EXECUTION_ERRORS = ("refused", "syntax", "no-such-table-or-column", "runtime", "timeout")
+#: What a results folder is a run of: folders that agree on these may lend each other answers (`reuse`).
+RUN_IDENTITY = ("dataset", "split", "method", "model", "pipeline_settings")
+#: ... and the sample: a folder holds the answers of one.
+SAMPLE_IDENTITY = ("limit", "seed")
 
 
 @dataclass
@@ -66,15 +62,6 @@ def default_out_dir(dataset: Dataset, method: str, model: str, limit: int | None
     label = dataset.name if dataset.split in DEFAULT_SPLITS else f"{dataset.name}_{dataset.split}"
     name = f"{label}-{method}-{model}-{limit if limit is not None else 'all'}-{seed}"
     return Path("runs") / "eval" / re.sub(r"[^A-Za-z0-9._-]+", "_", name)
-
-
-def classify_error(error: str | None, correct: bool, pred_rows: int, gold_rows: int) -> str:
-    """The error class of one prediction (see ERROR_RULES for failed executions)."""
-    if error:
-        return next((name for name, rule in ERROR_RULES if rule.search(error)), "runtime")
-    if correct:
-        return "none"
-    return "empty-result" if pred_rows == 0 and gold_rows > 0 else "wrong-result"
 
 
 def judge(gold: QueryResult, columns: list[str], rows: list, order_matters: bool) -> dict[str, bool]:
@@ -122,7 +109,8 @@ def evaluate_example(example: Example, engine: Engine, model: ChatModel, method:
     except (QueryRefused, QueryFailed) as exc:
         return {**record, "gold_error": str(exc), "sql": None, "correct": None, "error_class": None}
     result = ask(
-        example.question, engine, method=method, model=model, hint=example.hint, settings=settings, db_id=example.db_id,
+        example.question, engine, method=method, model=model, hint=example.hint, settings=settings,
+        db_id=example.db_id if example.hold_out_db else None,
         answer=False,  # the summary in words is not scored; it would only add latency and tokens
     )
     ran = result.error is None
@@ -147,34 +135,9 @@ def evaluate_example(example: Example, engine: Engine, model: ChatModel, method:
     }
 
 
-def read_results(out_dir: Path) -> list[dict[str, Any]]:
-    path = Path(out_dir) / RESULTS_FILE
-    if not path.is_file():
-        return []
-    records = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}:{n} is not valid JSON: {exc.msg}") from exc
-    return records
-
-
-def _check_meta(out_dir: Path, meta: dict[str, Any]) -> None:
-    """Refuse to mix runs: a results folder belongs to one dataset/method/model/sample."""
-    path = out_dir / META_FILE
-    if not path.is_file():
-        return
-    previous = json.loads(path.read_text())
-    keys = ("dataset", "split", "method", "model", "limit", "seed", "pipeline_settings")
-    different = [k for k in keys if previous.get(k) != meta.get(k)]
-    if different:
-        raise DatasetError(
-            f"{out_dir} holds another run ({', '.join(_difference(k, previous.get(k), meta.get(k)) for k in different)}); "
-            "choose another --out"
-        )
+def _differences(previous: dict[str, Any], meta: dict[str, Any], keys: Sequence[str]) -> str:
+    """The keys of `keys` in which `previous` (a folder's run.json) differs from `meta`, as text ("" if none)."""
+    return ", ".join(_difference(k, previous.get(k), meta.get(k)) for k in keys if previous.get(k) != meta.get(k))
 
 
 def _difference(key: str, before: Any, now: Any) -> str:
@@ -184,19 +147,12 @@ def _difference(key: str, before: Any, now: Any) -> str:
     return f"{key}={before}"
 
 
-#: The settings each method reads: a results folder must not mix answers made under two values of them.
-METHOD_SETTINGS: dict[str, set[str] | None] = {
-    "baseline": set(),
-    "self-consistency": {"self_consistency_n", "self_consistency_temperature"},
-    "pipeline": None,  # all of `pipeline` but the answer stage, traces and the default method
-}
-
-
 def _method_settings(settings: Settings, method: str) -> dict[str, Any]:
-    used = METHOD_SETTINGS.get(method)
-    if used is None:
-        return settings.pipeline.model_dump(exclude={"answer", "traces", "method"})
-    return settings.pipeline.model_dump(include=used)
+    """The settings the method runs with (its `methods:` entry applied): a results folder must not mix answers made
+    under two values of them. Raises ConfigError for an unknown method, before any work."""
+    from askchain.pipeline.methods import method_settings
+
+    return method_settings(settings, method).pipeline.model_dump(exclude={"answer", "traces", "method"})
 
 
 def run_eval(
@@ -211,17 +167,19 @@ def run_eval(
     comparator: str | None = None,
     console: Console | None = None,
     first: int | None = None,
+    reuse: Sequence[Path] = (),
+    rerun: Collection[str] = (),
 ) -> EvalRun:
     """Evaluate `method` with `model` on a sample of `dataset`; append to `out_dir`/results.jsonl and write the report.
 
     `first` stops after the sample's first `first` questions, so a long comparison can be split across sittings
-    (a later run with a larger `first`, or none, continues where this one stopped)."""
-    from askchain.eval.report import write_report
-    from askchain.llm.registry import get_model
-    from askchain.pipeline.methods import get_method
+    (a later run with a larger `first`, or none, continues where this one stopped). The `reuse` folders (runs of the
+    same dataset, method, model and settings, on any sample) lend their answers to the questions of this sample they
+    hold, except the ids in `rerun`: a change that touches a few questions is measured by asking only those again.
+    run.json keeps the provenance of every run whose answers the folder holds (askchain.eval.provenance)."""
+    from askchain.resources import process_resources
 
     settings = settings or get_settings()
-    get_method(method)  # fail on an unknown method before any work
     comparator = comparator or dataset.comparator
     if comparator not in COMPARATORS:
         raise DatasetError(f"unknown comparator '{comparator}': use one of {', '.join(COMPARATORS)}")
@@ -229,35 +187,77 @@ def run_eval(
     out_dir = Path(out_dir or default_out_dir(dataset, method, model_name, limit, seed))
     selected = select_examples(dataset.examples, limit, seed)
     meta = {
-        "dataset": dataset.name, "split": dataset.split, "source": dataset.source, "method": method, "model": model_name,
-        "limit": limit, "seed": seed, "comparator": comparator, "questions": len(selected),
-        "skipped_missing_db": dataset.skipped,
+        "dataset": dataset.name, "split": dataset.split, "source": repo_relative(dataset.source), "method": method,
+        "model": model_label(model_name), "limit": limit, "seed": seed, "comparator": comparator,
+        "questions": len(selected), "skipped_missing_db": dataset.skipped,
         "pipeline_settings": _method_settings(settings, method),
     }
-    _check_meta(out_dir, meta)
+    previous = read_meta(out_dir)
+    if previous and (different := _differences(previous, meta, (*RUN_IDENTITY, *SAMPLE_IDENTITY))):
+        raise DatasetError(f"{out_dir} holds another run ({different}); choose another --out")
     records = read_results(out_dir)
     done = {r["id"] for r in records}
-    pending = [e for e in selected[:first] if e.id not in done]
-    chat_model = model if isinstance(model, ChatModel) or not pending else get_model(model_name, settings)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / META_FILE).write_text(json.dumps(meta, indent=2))
+    wanted = [e for e in selected[:first] if e.id not in done]
+    copied, lent_by = _reuse(reuse, meta, {e.id for e in wanted} - set(rerun))
+    pending = [e for e in wanted if e.id not in {r["id"] for r in copied}]
+    runs = previous.get("runs") or []
+    runs += [entry for entry in lent_by if entry["id"] not in {r["id"] for r in runs}]
+    current = None
     if pending:
-        engines: dict[str, Engine] = {}
-        with open(out_dir / RESULTS_FILE, "a", encoding="utf-8") as sink, _progress(console) as progress:
-            right = sum(bool((r.get("correct") or {}).get(comparator)) for r in records)
-            task = progress.add_task("", total=len(selected), completed=len(selected) - len(pending))
-            for example in pending:
-                progress.update(task, description=f"{dataset.name} {example.id} · EX {right}/{len(records)}")
-                if example.db_id not in engines:
-                    engines[example.db_id] = dataset.connect(example.db_id, settings)
-                record = evaluate_example(example, engines[example.db_id], chat_model, method, settings, comparator)
-                sink.write(json.dumps(record, default=str) + "\n")
-                sink.flush()
-                records.append(record)
-                right += bool((record.get("correct") or {}).get(comparator))
-                progress.update(task, advance=1, description=f"{dataset.name} · EX {right}/{len(records)}")
+        chat_model = model if isinstance(model, ChatModel) else process_resources().model(model_name, settings)
+        sample = dataset_provenance(dataset.name, dataset.split, dataset.source, limit, seed, first, settings)
+        current = run_entry(model_name, getattr(chat_model, "path", None), sample, settings, out_dir)
+        runs.append(current)
+    meta["runs"] = runs
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_meta(out_dir, meta)
+    with open(out_dir / RESULTS_FILE, "a", encoding="utf-8") as sink:
+        for record in copied:
+            sink.write(json.dumps(record, default=str) + "\n")
+        records += copied
+        if current:
+            engines: dict[str, Engine] = {}
+            with _progress(console) as progress:
+                right = sum(bool((r.get("correct") or {}).get(comparator)) for r in records)
+                task = progress.add_task("", total=len(selected), completed=len(selected) - len(pending))
+                for example in pending:
+                    progress.update(task, description=f"{dataset.name} {example.id} · EX {right}/{len(records)}")
+                    if example.db_id not in engines:
+                        engines[example.db_id] = dataset.connect(example.db_id, settings)
+                        build = database_build(engines[example.db_id])
+                        if build:  # a generated database (the Ethereum dataset) differs once rebuilt: say which
+                            current["databases"][example.db_id] = build
+                            write_meta(out_dir, meta)
+                    record = evaluate_example(example, engines[example.db_id], chat_model, method, settings, comparator)
+                    record[RUN_KEY] = current["id"]
+                    sink.write(json.dumps(record, default=str) + "\n")
+                    sink.flush()
+                    records.append(record)
+                    right += bool((record.get("correct") or {}).get(comparator))
+                    progress.update(task, advance=1, description=f"{dataset.name} · EX {right}/{len(records)}")
     write_report(out_dir)
     return EvalRun(out_dir, meta, records)
+
+
+def _reuse(folders: Sequence[Path], meta: dict[str, Any], wanted: set[str],
+           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The answers other results folders hold for the `wanted` questions (the first folder holding one wins), with
+    the provenance entries of the runs that made them."""
+    copied: list[dict[str, Any]] = []
+    lent_by: list[dict[str, Any]] = []
+    for folder in map(Path, folders):
+        source_meta = read_meta(folder)
+        if not (folder / RESULTS_FILE).is_file() or not source_meta:
+            raise DatasetError(f"{folder} lacks {RESULTS_FILE} or {META_FILE}: no answers to reuse")
+        if different := _differences(source_meta, meta, RUN_IDENTITY):
+            raise DatasetError(f"{folder} is a run of something else ({different}): its answers cannot be reused")
+        taken = {r["id"] for r in copied}
+        marked, entries = copied_runs(
+            [r for r in read_results(folder) if r["id"] in wanted and r["id"] not in taken], source_meta, folder
+        )
+        copied += marked
+        lent_by += entries
+    return copied, lent_by
 
 
 def _progress(console: Console | None) -> Progress:

@@ -8,16 +8,16 @@ HTTP layer forwards as Server-Sent Events.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from askchain.api import ask
+from askchain.api import ask, resolve_models
 from askchain.config import Settings
 from askchain.errors import AskchainError, ConfigError
 from askchain.llm.base import ChatModel
-from askchain.llm.registry import get_model
+from askchain.pipeline.run import Models
+from askchain.resources import Resources, process_resources
 from askchain.server.catalog import Catalog, UnknownDatabase
 from askchain.server.threads import ThreadStore, TurnRecord
 
@@ -30,13 +30,13 @@ STREAMED_ROWS = 1000
 
 
 class ModelPool:
-    """The models a server uses, loaded once: the injected or default model, plus named ones asked for by requests."""
+    """The models a server answers with: the injected one (tests), a model a request names, else each role's model
+    from settings; loaded once, through the process's resources."""
 
-    def __init__(self, settings: Settings, model: ChatModel | None = None):
+    def __init__(self, settings: Settings, model: ChatModel | None = None, resources: Resources | None = None):
         self.settings = settings
         self.injected = model
-        self._models: dict[str, ChatModel] = {}
-        self._lock = threading.Lock()
+        self.resources = resources or process_resources()
 
     @property
     def default_name(self) -> str:
@@ -44,18 +44,16 @@ class ModelPool:
 
     @property
     def loaded(self) -> list[str]:
-        return ([self.injected.model_id] if self.injected else []) + [m.model_id for m in self._models.values()]
+        return ([self.injected.model_id] if self.injected else []) + self.resources.loaded_models()
 
-    def get(self, name: str | None) -> ChatModel:
+    def get(self, name: str | None) -> ChatModel | Models:
         if self.injected and name in (None, self.injected.model_id):
             return self.injected
-        name = name or self.settings.llm.model
+        if name is None:
+            return resolve_models(None, self.settings, self.resources)
         if name.endswith(".gguf") or "/" in name.split(":", 1)[0]:
             raise ConfigError("model files cannot be chosen over HTTP: use a model name (see GET /health)")
-        with self._lock:
-            if name not in self._models:
-                self._models[name] = get_model(name, self.settings)
-            return self._models[name]
+        return self.resources.model(name, self.settings)
 
 
 @dataclass
