@@ -1,19 +1,14 @@
-"""Open a database by path or URL; the engine is inferred from the URL scheme or the file header."""
+"""Open a database by path or URL; the engine is inferred from the URL scheme or the file header. A DuckDB file
+holding all of an installed domain's tables opens with that domain's engine (its dialect, names, notes)."""
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
-from askchain.config import DBSettings
+from askchain.config import DBSettings, Settings, get_settings
 from askchain.db.base import Engine
-from askchain.errors import DatabaseError
-
-#: A DuckDB file holding all of a domain's tables opens with that domain's engine (its dialect, names, notes).
-DOMAIN_ENGINES: tuple[tuple[frozenset[str], str], ...] = (
-    (frozenset({"blocks", "transactions", "logs", "token_transfers", "traces", "contracts", "tokens", "balances"}),
-     "askchain.domains.ethereum.engine:EthereumEngine"),
-)
+from askchain.domain import domain_for_tables, get_domain
+from askchain.errors import AskchainError, DatabaseError
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _DUCKDB_MAGIC = b"DUCK"  # at byte offset 8 of a DuckDB file
@@ -21,7 +16,7 @@ _DUCKDB_MAGIC = b"DUCK"  # at byte offset 8 of a DuckDB file
 
 def open_database(location: str, limits: DBSettings | None = None, **options) -> Engine:
     """`location` is a file path, sqlite:///path, duckdb:///path, postgresql://… or bigquery://PROJECT."""
-    limits = limits or DBSettings()
+    limits = limits or get_settings().db
     scheme, sep, rest = location.partition("://")
     if sep:
         scheme = scheme.lower()
@@ -61,11 +56,18 @@ def _open_file(path_text: str, limits: DBSettings, engine: str | None, options: 
         return SQLiteEngine(str(path), limits, **options)
     from askchain.db.duckdb import DuckDBEngine, table_names
 
-    engine_class = DuckDBEngine
-    names = table_names(path)
-    for required, dotted in DOMAIN_ENGINES:
-        if required <= names:
-            module, _, cls = dotted.partition(":")
-            engine_class = getattr(importlib.import_module(module), cls)
-            break
-    return engine_class(str(path), limits, **options)
+    domain = domain_for_tables(table_names(path))
+    if domain:
+        return domain.engine(str(path), limits, **options)
+    return DuckDBEngine(str(path), limits, **options)
+
+
+def resolve_database(db: str | Engine | None, settings: Settings) -> Engine:
+    """An open engine for `db` (a path, URL or engine); none given: the local dataset of `db.default_domain`."""
+    if isinstance(db, Engine):
+        return db
+    if db:
+        return open_database(db, settings.db)
+    if not settings.db.default_domain:
+        raise AskchainError("no database given: pass --db PATH (a SQLite or DuckDB file, or a database URL)")
+    return get_domain(settings.db.default_domain).default_database(settings)

@@ -72,7 +72,8 @@ def bench(
     """Seconds and tokens per stage over a sample (runs or resumes the evaluation, then reads the traces)."""
     from askchain.config import get_settings
     from askchain.eval.datasets import load_dataset
-    from askchain.eval.runner import read_results, run_eval
+    from askchain.eval.results import read_results
+    from askchain.eval.runner import run_eval
 
     settings = get_settings().with_overrides(llm={"model": model})
     if results is None:

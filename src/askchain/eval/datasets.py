@@ -1,12 +1,14 @@
 """Evaluation datasets as plain data: questions with gold SQL, and how to open each question's database.
 
 Loaders read Spider-format (`<split>.json` + `database/<db>/<db>.sqlite`), BIRD-format (`dev/dev.json` or
-`minidev/mini_dev_sqlite.json` + `dev_databases/<db>/<db>.sqlite`) and the Ethereum questions shipped with
-the Ethereum domain. Questions whose database is absent are skipped and counted per database.
+`minidev/mini_dev_sqlite.json` + `dev_databases/<db>/<db>.sqlite`) and each installed domain's evaluation set
+(named by the domain's command word, e.g. `eth`). Questions whose database is absent are skipped and counted per
+database.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any, Callable
 
 from askchain.config import Settings, shared_data_dir
 from askchain.db.base import Engine
+from askchain.domain import all_domains, get_domain
 from askchain.errors import DatasetError
 from askchain.eval.hardness import spider_hardness
 
@@ -31,6 +34,10 @@ class Example:
     #: Whether row order is part of the answer (Spider's rule: the gold query says ORDER BY).
     order_matters: bool = False
     category: str | None = None
+    #: Whether retrieval leaves the question's whole database out of the example pool: Spider's and BIRD's databases
+    #: are meant to be unseen. A domain's questions keep its examples, which the domain ships for exactly these
+    #: questions (the evaluated question itself is always left out).
+    hold_out_db: bool = True
 
 
 @dataclass
@@ -141,19 +148,10 @@ def load_bird(root: Path, split: str = "dev") -> Dataset:
     return _file_dataset("bird", split, path, examples, files, "bird")
 
 
-ETH_DB_ID = "ethereum"
-
-
-def eth_questions_file() -> Path:
-    """The question file shipped with the Ethereum domain (package data beside its code)."""
-    import askchain
-
-    return Path(askchain.__file__).parent / "domains" / "ethereum" / "eval" / "questions.jsonl"
-
-
-def load_eth(path: Path | None = None, split: str = "default") -> Dataset:
-    """The Ethereum questions (GoogleSQL gold) over the default local Ethereum engine."""
-    path = Path(path) if path else eth_questions_file()
+def load_domain_questions(domain_name: str, path: Path | None = None, split: str = "default") -> Dataset:
+    """A domain's evaluation set (or the questions file `path`) over its local dataset, scored Spider 2.0-style."""
+    domain = get_domain(domain_name)
+    path = Path(path) if path else domain.eval_file
     if not path.is_file():
         raise DatasetError(f"dataset file {path} does not exist")
     examples = []
@@ -170,47 +168,65 @@ def load_eth(path: Path | None = None, split: str = "default") -> Dataset:
         examples.append(
             Example(
                 id=str(e["id"]),
-                db_id=ETH_DB_ID,
+                db_id=domain.name,
                 question=e["question"],
                 gold_sql=e["gold_sql"],
                 difficulty=e.get("difficulty") or "unknown",
                 order_matters=bool(e.get("order_matters", False)),
                 category=e.get("category"),
+                hold_out_db=False,
             )
         )
     if not examples:
         raise DatasetError(f"{path} holds no questions")
-    return Dataset("eth", split, str(path), examples, _eth_engine, "spider2")
+    return Dataset(
+        domain.command, split, str(path), examples, lambda db_id, settings: domain.default_database(settings), "spider2"
+    )
 
 
-def _eth_engine(db_id: str, settings: Settings) -> Engine:
-    from askchain.api import resolve_database
+def load_eth(path: Path | None = None, split: str = "default") -> Dataset:
+    """The Ethereum domain's questions (`askchain eval eth`)."""
+    return load_domain_questions("ethereum", path, split)
 
-    return resolve_database(None, settings)
+
+#: The shared-data benchmarks; domains' evaluation sets are found by their command word.
+LOADERS: dict[str, Callable[..., Dataset]] = {"spider": load_spider, "bird": load_bird}
 
 
-LOADERS: dict[str, Callable[..., Dataset]] = {"spider": load_spider, "bird": load_bird, "eth": load_eth}
+def dataset_names() -> list[str]:
+    return [*LOADERS, *(domain.command for domain in all_domains())]
+
+
+def _loader(name: str, where: str = "") -> Callable[..., Dataset]:
+    """Spider's or BIRD's loader, or the loader of the evaluation set of the domain whose command word is `name`."""
+    if name in LOADERS:
+        return LOADERS[name]
+    domain = next((d for d in all_domains() if d.command == name), None)
+    if domain is None:
+        raise DatasetError(f"unknown dataset '{name}'{where}: use {', '.join(dataset_names())}")
+    return functools.partial(load_domain_questions, domain.name)
 
 
 def load_dataset(name: str, data: Path | None = None, split: str | None = None) -> Dataset:
-    """A dataset by name: from `data`, else from its folder in the shared data (Ethereum: its own questions)."""
-    if name not in LOADERS:
-        raise DatasetError(f"unknown dataset '{name}': use {', '.join(LOADERS)}")
-    root = data or (None if name == "eth" else shared_data_dir() / name)
-    return LOADERS[name](root, *([split] if split else []))
+    """A dataset by name: from `data`, else from its folder in the shared data (a domain: its own questions)."""
+    loader = _loader(name)
+    root = data or (shared_data_dir() / name if name in LOADERS else None)
+    return loader(root, *([split] if split else []))
 
 
-#: Where each loader's first argument lies relative to the file a run.json records as its source.
+#: Where each benchmark loader's first argument lies relative to the file a run.json records as its source (a domain's
+#: is the questions file itself).
 SOURCE_ROOTS: dict[str, Callable[[Path], Path]] = {
     "spider": lambda source: source.parent,  # <root>/<split>.json
     "bird": lambda source: source.parent.parent,  # <root>/<split folder>/<file>.json
-    "eth": lambda source: source,  # the questions file itself
 }
 
 
 def reload_dataset(meta: dict) -> Dataset:
-    """The dataset a results folder was made from, as its run.json records it."""
+    """The dataset a results folder was made from, as its run.json records it (source relative to the repository)."""
+    from askchain.eval.provenance import from_repo
+
     name = meta.get("dataset")
-    if name not in LOADERS:
-        raise DatasetError(f"unknown dataset '{name}' in run.json: use {', '.join(LOADERS)}")
-    return LOADERS[name](SOURCE_ROOTS[name](Path(meta.get("source", ""))), meta.get("split", "dev"))
+    loader = _loader(name, " in run.json")
+    source = from_repo(meta.get("source", ""))
+    return loader(SOURCE_ROOTS[name](source) if name in SOURCE_ROOTS else source, meta.get("split", "dev"))

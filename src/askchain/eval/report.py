@@ -1,4 +1,5 @@
-"""Summarise a results JSONL: EX per comparator and difficulty, error classes, latency, tokens, oracle rate.
+"""Summarise a results JSONL: EX per comparator and difficulty, error classes, latency, tokens, oracle rate, and
+the runs (commit, model hash, date) whose answers it holds.
 
 Writes `report.md`, `report.json` and `report.png` beside the results, so a run can be re-rendered any time.
 """
@@ -14,7 +15,7 @@ import numpy as np
 from askchain.errors import DatasetError
 from askchain.eval.compare import COMPARATORS
 from askchain.eval.hardness import LEVELS
-from askchain.eval.runner import EXECUTION_ERRORS, META_FILE, RESULTS_FILE, read_results
+from askchain.eval.results import EXECUTION_ERRORS, RESULTS_FILE, RUN_KEY, read_meta, read_results
 
 DIFFICULTY_ORDER = (*LEVELS, "simple", "moderate", "challenging")
 ERROR_CLASSES = ("none", "wrong-result", "empty-result", *EXECUTION_ERRORS)
@@ -71,7 +72,48 @@ def summarize(records: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, 
         "oracle_rate": _rate(len(oracle), n),
         "generators": generator_stats(scored),
         "selected_right_when_some_candidate_right": _rate(sum(r["correct"][primary] for r in oracle), len(oracle)),
+        "provenance": summarize_runs(records, meta),
     }
+
+
+def summarize_runs(records: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
+    """The runs whose answers `records` hold, briefly, with how many each gave; `unrecorded` counts the answers of
+    runs that kept no provenance (folders from before it was recorded, rows copied by hand)."""
+    answered: dict[str, int] = {}
+    for r in records:
+        answered[r.get(RUN_KEY)] = answered.get(r.get(RUN_KEY), 0) + 1
+    runs = []
+    for run in meta.get("runs") or []:
+        if run["id"] not in answered:
+            continue
+        runs.append({
+            "id": run["id"], "questions": answered.pop(run["id"]), "date": run.get("date"), "commit": run.get("commit"),
+            "dirty": run.get("dirty"), "model": (run.get("model") or {}).get("id"),
+            "model_sha256": (run.get("model") or {}).get("sha256"),
+            "copied_from": run.get("copied_from"), "recorded": run.get("recorded", True),
+        })
+    return {"runs": runs, "unrecorded": sum(answered.values())}
+
+
+def _run_brief(run: dict[str, Any]) -> str:
+    """Commit (* when the tree was dirty), model hash prefix and date: enough to tell two runs apart."""
+    if not run["recorded"]:
+        return "not recorded"
+    commit = f"{run['commit'][:7]}{'*' if run['dirty'] else ''}" if run["commit"] else "no commit"
+    model = run["model_sha256"][:8] if run["model_sha256"] else "no model hash"
+    return f"{commit} {model} {(run['date'] or '')[:10]}"
+
+
+def provenance_brief(provenance: dict[str, Any]) -> str:
+    """One table cell for a folder's runs: a run's brief, or each distinct brief with its number of questions."""
+    answered: dict[str, int] = {}
+    for run in provenance["runs"]:
+        answered[_run_brief(run)] = answered.get(_run_brief(run), 0) + run["questions"]
+    if provenance["unrecorded"]:
+        answered["not recorded"] = answered.get("not recorded", 0) + provenance["unrecorded"]
+    if len(answered) == 1:
+        return next(iter(answered))
+    return "; ".join(f"{brief} ({n} q.)" for brief, n in answered.items())
 
 
 def generator_stats(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -139,6 +181,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
         f"the selected SQL was right in {_pct(summary['selected_right_when_some_candidate_right'])} of those questions.",
         "",
     ]
+    lines += _provenance_lines(summary["provenance"])
     if summary.get("generators"):
         lines += [
             "## Generators",
@@ -150,6 +193,22 @@ def render_markdown(summary: dict[str, Any]) -> str:
             "",
         ]
     return "\n".join(lines)
+
+
+def _provenance_lines(provenance: dict[str, Any]) -> list[str]:
+    lines = ["## Runs", ""]
+    for run in provenance["runs"]:
+        answered = f"{run['questions']} question{'s' * (run['questions'] != 1)}"
+        copied = f", copied from `{run['copied_from']}`" if run["copied_from"] else ""
+        if not run["recorded"]:
+            lines.append(f"- {answered} by a run that recorded no provenance{copied}.")
+            continue
+        weights = f" (SHA-256 {run['model_sha256'][:12]}…)" if run["model_sha256"] else ""
+        lines.append(f"- {answered} by run {run['id']} on {run['date']}: commit {run['commit']}"
+                     f"{' with uncommitted changes' if run['dirty'] else ''}, model {run['model']}{weights}{copied}.")
+    if provenance["unrecorded"]:
+        lines.append(f"- {provenance['unrecorded']} questions by runs that recorded no provenance.")
+    return [*lines, "", "Each run's code, packages, model, data and machine are in run.json (`runs`).", ""]
 
 
 def render_chart(summary: dict[str, Any], records: list[dict[str, Any]], path: Path) -> None:
@@ -186,8 +245,7 @@ def write_report(out_dir: Path) -> dict[str, Any]:
     out_dir = Path(out_dir)
     if not (out_dir / RESULTS_FILE).is_file():
         raise DatasetError(f"{out_dir} holds no {RESULTS_FILE}")
-    meta_path = out_dir / META_FILE
-    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    meta = read_meta(out_dir)
     records = read_results(out_dir)
     try:
         summary = summarize(records, meta)
@@ -204,8 +262,7 @@ def compare_runs(out_dirs: list[Path]) -> list[dict[str, Any]]:
     are compared on the same questions even while some runs are unfinished."""
     runs = []
     for out_dir in map(Path, out_dirs):
-        meta_path = out_dir / META_FILE
-        runs.append((out_dir, json.loads(meta_path.read_text()) if meta_path.is_file() else {}, read_results(out_dir)))
+        runs.append((out_dir, read_meta(out_dir), read_results(out_dir)))
     common = set.intersection(*({r["id"] for r in records if not r.get("gold_error")} for _, _, records in runs))
     return [
         {"results": str(out_dir), **summarize([r for r in records if r["id"] in common], meta)}
@@ -220,14 +277,15 @@ def render_comparison(summaries: list[dict[str, Any]]) -> str:
         f"{summaries[0]['evaluated']} questions answered by every run; EX scored {primary}-style.",
         "",
         "| method | model | EX | exec. errors | some candidate right | selected right when some was "
-        "| latency median / mean / p90 | tokens per question (prompt + completion) |",
-        "|---|---|---:|---:|---:|---:|---|---|",
+        "| latency median / mean / p90 | tokens per question (prompt + completion) | runs: commit, model, date |",
+        "|---|---|---:|---:|---:|---:|---|---|---|",
     ]
     for s in summaries:
         lat, tok = s["latency_s"], s["tokens_per_question"]
         lines.append(
             f"| {s['run']['method']} | {s['run']['model']} | {_pct(s['ex'][primary])} | {_pct(s['execution_error_rate'])} "
             f"| {_pct(s['oracle_rate'])} | {_pct(s['selected_right_when_some_candidate_right'])} "
-            f"| {lat['median']} / {lat['mean']} / {lat['p90']} s | {tok['prompt']:.0f} + {tok['completion']:.0f} |"
+            f"| {lat['median']} / {lat['mean']} / {lat['p90']} s | {tok['prompt']:.0f} + {tok['completion']:.0f} "
+            f"| {provenance_brief(s['provenance'])} |"
         )
     return "\n".join(lines) + "\n"

@@ -26,7 +26,7 @@ def examples():
 @app.command()
 def values(db: Optional[str] = typer.Option(None, "--db", help="Database file or URL. Default: the local Ethereum dataset.")):
     """Index the distinct text values of a database's name-like and low-cardinality columns."""
-    from askchain.api import resolve_database
+    from askchain.db.connect import resolve_database
     from askchain.config import get_settings
     from askchain.retrieval.values import load_value_index
 

@@ -1,9 +1,9 @@
 """Few-shot examples chosen by question skeleton (as in DAIL-SQL): similar query shapes, whatever the database.
 
-The pool is Spider train, BIRD train and the domain's own evaluation questions. Each pool question is masked by
+The pool is Spider train, BIRD train and every installed domain's examples. Each pool question is masked by
 `masking.mask_question` with its database's table and column names, embedded with all-MiniLM-L6-v2 and stored in
 Qdrant: local mode, a folder per collection under `settings.paths.data("qdrant")`, or a server named by
-`settings.pipeline["qdrant_url"]` or the ASKCHAIN_QDRANT_URL environment variable. The index is synced to the pool
+`settings.pipeline.qdrant_url` (env ASKCHAIN_PIPELINE__QDRANT_URL). The index is synced to the pool
 on first use in a process (only new or changed pool entries are embedded), so a growing domain question file costs
 seconds, not a rebuild. Examples restricted to one database (the default `examples_scope: schema`) come from a
 collection of that database's entries alone, synced in seconds instead of the whole pool's minutes.
@@ -15,7 +15,6 @@ import atexit
 import functools
 import hashlib
 import json
-import os
 import re
 import threading
 import time
@@ -27,9 +26,9 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
 
-import askchain
 from askchain.config import Settings, get_settings, shared_data_dir
 from askchain.db.schema import Schema
+from askchain.domain import all_domains
 from askchain.errors import ConfigError, DatasetError, require
 from askchain.llm.base import ChatModel
 from askchain.prompts import load_prompt
@@ -40,8 +39,6 @@ from askchain.retrieval.progress import progress_bar
 #: Bump when the masking rules change: stored skeletons then no longer match and are rebuilt.
 RULES_VERSION = "r1"
 COLLECTION = "fewshot"
-DOMAIN_DB_ID = "crypto_ethereum"
-DOMAIN_DIR = Path(askchain.__file__).parent / "domains" / "ethereum"
 _UPSERT_BATCH = 256
 
 
@@ -82,7 +79,15 @@ def default_sources() -> list[PoolSource]:
     return [
         PoolSource(data / "spider" / "train_spider_min.json", "query", data / "spider" / "tables.json"),
         PoolSource(data / "bird" / "train" / "train_filtered.json", "SQL", data / "bird" / "train" / "train_tables.json"),
-        PoolSource(DOMAIN_DIR / "eval" / "questions.jsonl", "gold_sql", DOMAIN_DIR / "schema.json", db_id=DOMAIN_DB_ID),
+        *domain_sources(),
+    ]
+
+
+def domain_sources() -> list[PoolSource]:
+    """Each installed domain's example files, its rows under the domain's id (the `Schema.db_id` of its engines)."""
+    return [
+        PoolSource(path, "gold_sql", domain.schema_file, db_id=domain.name)
+        for domain in all_domains() for path in domain.example_files
     ]
 
 
@@ -182,7 +187,7 @@ def close_stores() -> None:
 
 
 def _store_url(settings: Settings) -> str | None:
-    return settings.pipeline.get("qdrant_url") or os.environ.get("ASKCHAIN_QDRANT_URL")
+    return settings.pipeline.qdrant_url
 
 
 def _store_location(settings: Settings) -> str:
@@ -219,7 +224,7 @@ def _open_local(path: Path):
         except RuntimeError as exc:  # another process has the folder open
             if time.monotonic() > deadline:
                 raise ConfigError(f"the example index at {path} stayed in use by another process for "
-                                  f"{LOCAL_WAIT_S:g} s; run a Qdrant server and set ASKCHAIN_QDRANT_URL to share it") from exc
+                                  f"{LOCAL_WAIT_S:g} s; run a Qdrant server and set ASKCHAIN_PIPELINE__QDRANT_URL to share it") from exc
             time.sleep(0.2)
 
 

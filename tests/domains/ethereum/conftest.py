@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from askchain.config import get_settings
 from askchain.domains.ethereum.dataset import build_dataset, utc_today
 from askchain.domains.ethereum.engine import EthereumEngine
 
@@ -19,7 +20,7 @@ def eth_db(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def eth_engine(eth_db):
-    engine = EthereumEngine(str(eth_db[0]))
+    engine = EthereumEngine(str(eth_db[0]), get_settings().db)
     yield engine
     engine.close()
 

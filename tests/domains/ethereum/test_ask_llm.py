@@ -12,7 +12,7 @@ pytestmark = pytest.mark.llm
 
 
 def test_top_miners_with_the_embedded_model(eth_db):
-    engine = EthereumEngine(str(eth_db[0]))
+    engine = EthereumEngine(str(eth_db[0]), get_settings().db)
     settings = get_settings().with_overrides(llm={"cache": False})
     result = ask("Which 10 miners have mined the most blocks?", engine, method="baseline", settings=settings, answer=False)
     assert result.error is None, result.sql
@@ -23,7 +23,7 @@ def test_top_miners_with_the_embedded_model(eth_db):
 
 def test_pipeline_prompts_with_the_domains_own_examples(eth_db):
     """The default pipeline on the Ethereum engine: 3 examples from the domain's questions (never the asked one)."""
-    engine = EthereumEngine(str(eth_db[0]))
+    engine = EthereumEngine(str(eth_db[0]), get_settings().db)
     settings = get_settings().with_overrides(
         llm={"cache": False}, pipeline={"answer": False, "generators": {"direct": {"n": 2}}, "max_revisions": 1},
     )
@@ -33,5 +33,5 @@ def test_pipeline_prompts_with_the_domains_own_examples(eth_db):
     assert result.error is None and len(result.rows) == 10, result.sql
     trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
     examples = next(s for s in trace["stages"] if s["stage"] == "examples")["examples"]
-    assert len(examples) == 3 and {e["db_id"] for e in examples} == {"crypto_ethereum"}
+    assert len(examples) == 3 and {e["db_id"] for e in examples} == {"ethereum"}
     assert question not in {e["question"] for e in examples}

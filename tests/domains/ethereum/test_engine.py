@@ -71,7 +71,7 @@ def test_default_engine_uses_a_current_build_and_rebuilds_a_stale_one(eth_db, mo
 
 
 def test_resolve_database_without_db_uses_the_local_dataset(eth_db):
-    from askchain.api import resolve_database
+    from askchain.db.connect import resolve_database
 
     settings = get_settings()
     path = dataset.dataset_path(settings)
@@ -87,6 +87,15 @@ def test_a_file_with_the_ethereum_tables_opens_as_the_ethereum_engine(eth_db):
 
     engine = open_database(str(eth_db[0]))
     assert type(engine) is EthereumEngine and engine.query_dialect == "bigquery"
+    assert engine.schema().db_id == "ethereum" and "0xddf252ad" in engine.schema().notes  # the domain's id and notes
     rows = engine.execute("SELECT COUNT(*) FROM `bigquery-public-data.crypto_ethereum.blocks`").rows
     assert rows[0][0] == eth_db[1]["blocks"]
     engine.close()
+
+
+def test_the_domains_examples_are_filed_under_its_engines_schema_id(eth_engine):
+    """Retrieval keeps the examples of the question's own database (`only_db=schema.db_id`): the ids must agree."""
+    from askchain.retrieval.examples import domain_sources
+
+    sources = [s for s in domain_sources() if s.db_id == eth_engine.schema().db_id]
+    assert sources and all(s.questions.is_file() for s in sources)

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-from pathlib import Path
 
 import duckdb
 import pytest
 
 from askchain.domains.ethereum.etl import load_etl
 from askchain.errors import DatasetError
-REPO = Path(__file__).resolve().parents[3]
-SAMPLES = Path(os.environ.get("ASKCHAIN_SHARED_DATA", REPO.parent / "shared" / "data")) / "ethereum_etl_samples"
 
 
 @pytest.fixture
-def samples():
-    if not SAMPLES.is_dir():
-        pytest.skip(f"ethereum-etl samples not found at {SAMPLES}")
-    return SAMPLES
+def samples(etl_samples):
+    """The shared data's ethereum-etl samples (etl_samples marks the test shared_data)."""
+    return etl_samples
 
 
 def test_stream_export_of_two_mainnet_blocks(samples, tmp_path):

@@ -76,6 +76,8 @@ def build_dataset(
 
 
 def _meta_path(path: Path) -> Path:
+    """The build record beside the database (end date, days, scale, seed, row counts), read by the rebuild check
+    and by benchmark provenance (askchain.eval.provenance.database_build), which finds it by this name."""
     return path.with_suffix(".json")
 
 

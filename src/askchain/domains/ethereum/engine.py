@@ -9,6 +9,7 @@ from sqlglot import exp
 
 from askchain.db.duckdb import DuckDBEngine
 from askchain.db.schema import Schema
+from askchain.domains.ethereum import DOMAIN_ID
 from askchain.domains.ethereum.tables import knowledge, table_map, tables
 
 
@@ -58,8 +59,10 @@ class EthereumEngine(DuckDBEngine):
     notes: str = field(default_factory=knowledge)
 
     def _introspect(self) -> Schema:
-        """DuckDB's view, with BigQuery's types and descriptions so prompts show GoogleSQL types."""
+        """DuckDB's view, with BigQuery's types and descriptions so prompts show GoogleSQL types, named by the domain
+        (whatever the file is called) so the domain's examples are found for it."""
         schema = super()._introspect()
+        schema.name = DOMAIN_ID
         specs = tables()
         for table in schema.tables:
             spec = specs.get(table.name)

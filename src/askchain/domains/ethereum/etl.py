@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 
 import duckdb
 
+from askchain.db.dialects import quoted
 from askchain.domains.ethereum.tables import create_statements, tables
 from askchain.errors import DatasetError
 
@@ -223,13 +224,13 @@ def _merge(con, table: str, rows: list[tuple]) -> None:
     keys = KEYS[table]
     con.execute(f"CREATE OR REPLACE TEMP TABLE stage AS SELECT * FROM {table} LIMIT 0")
     con.executemany(f"INSERT INTO stage VALUES ({', '.join('?' * len(columns))})", rows)
-    quoted = [f'"{c}"' for c in columns]
-    merged = ", ".join(f'"{c}"' if c in keys else f'any_value("{c}") AS "{c}"' for c in columns)
+    q = {c: quoted(c, "duckdb") for c in columns}
+    merged = ", ".join(q[c] if c in keys else f"any_value({q[c]}) AS {q[c]}" for c in columns)
     con.execute(f"CREATE OR REPLACE TEMP TABLE stage AS SELECT {merged} FROM stage GROUP BY ALL")
-    match = " AND ".join(f't."{k}" IS NOT DISTINCT FROM s."{k}"' for k in keys)
-    updates = ", ".join(f'"{c}" = COALESCE(t."{c}", s."{c}")' for c in columns if c not in keys)
+    match = " AND ".join(f"t.{q[k]} IS NOT DISTINCT FROM s.{q[k]}" for k in keys)
+    updates = ", ".join(f"{q[c]} = COALESCE(t.{q[c]}, s.{q[c]})" for c in columns if c not in keys)
     con.execute(f"UPDATE {table} t SET {updates} FROM stage s WHERE {match}")
-    con.execute(f"INSERT INTO {table} ({', '.join(quoted)}) SELECT {', '.join('s.' + q for q in quoted)} FROM stage s "
+    con.execute(f"INSERT INTO {table} ({', '.join(q.values())}) SELECT {', '.join('s.' + v for v in q.values())} FROM stage s "
                 f"WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE {match})")
     con.execute("DROP TABLE stage")
 

@@ -7,17 +7,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from sqlglot import exp
+
+from askchain.db.dialects import quoted
+
 HERE = Path(__file__).parent
 DATASET = "bigquery-public-data.crypto_ethereum"
 
-# BigQuery scalar type -> the DuckDB type holding the same values (NUMERIC is DECIMAL(38, 9) in BigQuery).
-_SCALARS = {
-    "STRING": "VARCHAR",
-    "INT64": "BIGINT",
-    "NUMERIC": "DECIMAL(38, 9)",
-    "TIMESTAMP": "TIMESTAMP",  # UTC, stored naive
-    "BOOL": "BOOLEAN",
-}
+# Where the DuckDB copy stores a GoogleSQL type otherwise than sqlglot transpiles it: NUMERIC is DECIMAL(38, 9) in
+# BigQuery (a bare DECIMAL is DECIMAL(18, 3) in DuckDB), and TIMESTAMP values are UTC, stored naive.
+_STORED_AS = {exp.DataType.Type.DECIMAL: "DECIMAL(38, 9)", exp.DataType.Type.TIMESTAMPTZ: "TIMESTAMP"}
 
 
 @dataclass(frozen=True)
@@ -62,45 +61,29 @@ def knowledge() -> str:
 
 
 def duckdb_type(bq_type: str) -> str:
-    """Translate a GoogleSQL type (scalars, ARRAY<...>, STRUCT<name type, ...>) to DuckDB."""
-    bq_type = bq_type.strip()
-    if bq_type.startswith("ARRAY<") and bq_type.endswith(">"):
-        return duckdb_type(bq_type[6:-1]) + "[]"
-    if bq_type.startswith("STRUCT<") and bq_type.endswith(">"):
-        fields = [f.strip().split(" ", 1) for f in _split_fields(bq_type[7:-1])]
-        return "STRUCT(" + ", ".join(f'"{n}" {duckdb_type(t)}' for n, t in fields) + ")"
-    return _SCALARS[bq_type]
+    """Translate a GoogleSQL type (scalars, ARRAY<...>, STRUCT<name type, ...>) to DuckDB, read by sqlglot."""
 
+    def stored(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.DataType) and node.this in _STORED_AS and not node.expressions:
+            return exp.DataType.build(_STORED_AS[node.this], dialect="duckdb")
+        return node
 
-def _split_fields(body: str) -> list[str]:
-    parts, depth, current = [], 0, ""
-    for ch in body:
-        depth += ch == "<"
-        depth -= ch == ">"
-        if ch == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-    return parts + [current]
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+    return exp.DataType.build(bq_type, dialect="bigquery").transform(stored).sql(dialect="duckdb")
 
 
 def create_statements(name: str, *, if_not_exists: bool = False) -> list[str]:
     """CREATE TABLE plus COMMENT ON statements, so DuckDB introspection sees the BigQuery descriptions."""
     spec = tables()[name]
-    cols = ", ".join(f'"{c.name}" {c.duckdb_type}' for c in spec.columns)
+    cols = ", ".join(f"{quoted(c.name, 'duckdb')} {c.duckdb_type}" for c in spec.columns)
     head = "CREATE TABLE IF NOT EXISTS" if if_not_exists else "CREATE TABLE"
     return [f"{head} {name} ({cols})", *comment_statements(name)]
 
 
 def comment_statements(name: str) -> list[str]:
     spec = tables()[name]
-    stmts = [f"COMMENT ON TABLE {name} IS {_literal(spec.description)}"]
-    stmts += [f'COMMENT ON COLUMN {name}."{c.name}" IS {_literal(c.description)}' for c in spec.columns if c.description]
+    stmts = [f"COMMENT ON TABLE {name} IS {exp.Literal.string(spec.description).sql('duckdb')}"]
+    stmts += [f"COMMENT ON COLUMN {name}.{quoted(c.name, 'duckdb')} IS {exp.Literal.string(c.description).sql('duckdb')}"
+              for c in spec.columns if c.description]
     return stmts
 
 

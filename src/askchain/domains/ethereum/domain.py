@@ -1,0 +1,50 @@
+"""The Ethereum domain as askchain sees it: the plugin registered under the `askchain.domains` entry point group.
+
+Light on purpose: the engine, the dataset builder and the CLI are imported when first asked for.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+from askchain.domain import Domain
+from askchain.domains.ethereum import DOMAIN_ID
+
+HERE = Path(__file__).parent
+
+
+class EthereumDomain(Domain):
+    name = DOMAIN_ID
+    command = "eth"
+    # The hand-written questions are both the example pool and the evaluation set (retrieval leaves the evaluated
+    # question out); a question bank with a held-out split replaces these paths.
+    example_files = (HERE / "eval" / "questions.jsonl",)
+    eval_file = HERE / "eval" / "questions.jsonl"
+    schema_file = HERE / "schema.json"
+
+    @cached_property
+    def tables(self) -> frozenset[str]:
+        from askchain.domains.ethereum.tables import tables
+
+        return frozenset(tables())
+
+    def notes(self) -> str:
+        from askchain.domains.ethereum.tables import knowledge
+
+        return knowledge()
+
+    def engine(self, location, limits, **options):
+        from askchain.domains.ethereum.engine import EthereumEngine
+
+        return EthereumEngine(location, limits, notes=self.notes(), **options)
+
+    def default_database(self, settings):
+        from askchain.domains.ethereum.dataset import default_engine
+
+        return default_engine(settings)
+
+    def cli(self):
+        from askchain.domains.ethereum.cli import app
+
+        return app
