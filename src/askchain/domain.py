@@ -44,6 +44,9 @@ class Domain(ABC):
     eval_file: Path
     #: The tables and columns as {"tables": {name: {"columns": [{"name": ...}]}}}: masks schema words in questions.
     schema_file: Path
+    #: The BigQuery dataset (`project.dataset`) holding this domain's data at scale, if there is one: a BigQuery
+    #: engine over it carries the domain's notes and id, and `bigquery://PROJECT` alone means it.
+    bigquery_dataset: str | None = None
 
     @property
     @abstractmethod
@@ -103,6 +106,11 @@ def _load(point) -> Domain:
 
 def all_domains() -> list[Domain]:
     return [get_domain(name) for name in domain_names()]
+
+
+def domain_for_dataset(dataset: str) -> Domain | None:
+    """The domain whose data a BigQuery dataset is."""
+    return next((domain for domain in all_domains() if domain.bigquery_dataset == dataset), None)
 
 
 def domain_for_tables(names: set[str]) -> Domain | None:

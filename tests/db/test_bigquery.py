@@ -211,7 +211,8 @@ def _block_count(endpoint: str) -> int:
 @pytest.mark.bigquery
 def test_introspection_reads_metadata_of_the_default_dataset(engine):
     schema = engine.schema()
-    assert schema.dialect == "bigquery" and schema.name == DATASET
+    assert schema.dialect == "bigquery" and schema.name == "ethereum"  # the Ethereum domain's dataset, by its id
+    assert "wei" in schema.notes, "the domain's notes travel with its BigQuery dataset"
     assert [t.name for t in schema.tables] == ["blocks", "transactions"]
     blocks = schema.table(f"{DATASET}.blocks")
     assert blocks.query_name == f"{DATASET}.blocks"

@@ -1,8 +1,8 @@
 """BigQuery: metadata-only introspection, and every query dry-run first so nothing over the byte budget runs.
 
 URL: `bigquery://PROJECT[/DATASET][?dataset=…&endpoint=…&examples=N]`. PROJECT runs (and pays for) the jobs;
-DATASET is the one described to the model, `project.dataset` or a dataset of PROJECT, by default
-`bigquery-public-data.crypto_ethereum`; it is also the default dataset of every query, so unqualified table
+DATASET is the one described to the model, `project.dataset` or a dataset of PROJECT, by default the default
+domain's dataset (`bigquery-public-data.crypto_ethereum` for Ethereum); it is also the default dataset of every query, so unqualified table
 names resolve. `endpoint` (or env BIGQUERY_EMULATOR_HOST) points the client at an emulator with anonymous
 credentials. Introspection reads table metadata and, with `examples=N`, N example values per column from
 `tabledata.list`, which BigQuery does not bill; it never runs a query.
@@ -24,7 +24,6 @@ from askchain.db.base import Engine
 from askchain.db.schema import Column, ForeignKey, Schema, Table
 from askchain.errors import DatabaseError, QueryFailed, QueryRefused, require
 
-DEFAULT_DATASET = "bigquery-public-data.crypto_ethereum"
 ENDPOINT_ENV = "BIGQUERY_EMULATOR_HOST"
 _URL_OPTIONS = {"dataset", "endpoint", "examples"}
 _EXAMPLE_ROWS = 50  # rows read (free) to find example values
@@ -127,6 +126,8 @@ class BigQueryEngine(Engine):
     dialect: str = "bigquery"
     #: `project.dataset` (or a dataset of the URL's project) to describe; see the module docstring.
     dataset: str = ""
+    #: The dataset when the URL names none (the default domain's).
+    default_dataset: str = ""
     #: API endpoint of an emulator; empty for Google's service with application default credentials.
     endpoint: str = ""
     #: Example values per column read with tabledata.list during introspection (0: none).
@@ -137,7 +138,10 @@ class BigQueryEngine(Engine):
         bigquery = require("google.cloud.bigquery", "bigquery")
         project, url_options = _parse_url(self.location)
         self.project = project
-        self.dataset = _qualify(self.dataset or url_options.get("dataset") or DEFAULT_DATASET, project)
+        dataset = self.dataset or url_options.get("dataset") or self.default_dataset
+        if not dataset:
+            raise DatabaseError("name a BigQuery dataset: bigquery://PROJECT/DATASET")
+        self.dataset = _qualify(dataset, project)
         self.endpoint = self.endpoint or url_options.get("endpoint") or os.environ.get(ENDPOINT_ENV, "")
         try:
             self.examples = int(self.examples or url_options.get("examples") or 0)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from askchain.config import DBSettings, Settings, get_settings
 from askchain.db.base import Engine
-from askchain.domain import domain_for_tables, get_domain
+from askchain.domain import domain_for_dataset, domain_for_tables, get_domain
 from askchain.errors import AskchainError, DatabaseError
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -27,7 +27,13 @@ def open_database(location: str, limits: DBSettings | None = None, **options) ->
         if scheme == "bigquery":
             from askchain.db.bigquery import BigQueryEngine
 
-            return BigQueryEngine(location, limits, **options)
+            if limits.default_domain:
+                options.setdefault("default_dataset", get_domain(limits.default_domain).bigquery_dataset or "")
+            engine = BigQueryEngine(location, limits, **options)
+            domain = domain_for_dataset(engine.dataset)
+            if domain:
+                engine.notes, engine.schema_name = domain.notes(), domain.name
+            return engine
         if scheme in ("sqlite", "duckdb"):
             return _open_file(rest.lstrip("/") and "/" + rest.lstrip("/") if rest.startswith("/") else rest, limits, scheme, options)
         raise DatabaseError(f"unsupported database URL scheme '{scheme}': use a file path, sqlite://, duckdb://, postgresql:// or bigquery://")

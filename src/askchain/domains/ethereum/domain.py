@@ -22,6 +22,7 @@ class EthereumDomain(Domain):
     example_files = (HERE / "eval" / "questions.jsonl",)
     eval_file = HERE / "eval" / "questions.jsonl"
     schema_file = HERE / "schema.json"
+    bigquery_dataset = "bigquery-public-data.crypto_ethereum"
 
     @cached_property
     def tables(self) -> frozenset[str]:

@@ -57,12 +57,12 @@ class EthereumEngine(DuckDBEngine):
     query_dialect: str = "bigquery"
     table_map: dict[str, str] = field(default_factory=table_map)
     notes: str = field(default_factory=knowledge)
+    schema_name: str = DOMAIN_ID
 
     def _introspect(self) -> Schema:
         """DuckDB's view, with BigQuery's types and descriptions so prompts show GoogleSQL types, named by the domain
         (whatever the file is called) so the domain's examples are found for it."""
         schema = super()._introspect()
-        schema.name = DOMAIN_ID
         specs = tables()
         for table in schema.tables:
             spec = specs.get(table.name)
