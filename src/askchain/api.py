@@ -15,7 +15,7 @@ from askchain.pipeline.graph import run_graph
 from askchain.pipeline.methods import method_settings
 from askchain.pipeline.result import AskResult
 from askchain.pipeline.run import Models, Run
-from askchain.pipeline.stages import chosen_result
+from askchain.pipeline.stages import chosen_result, read_as
 from askchain.pipeline.trace import Trace, new_run_id
 from askchain.resources import Resources, process_resources
 
@@ -77,6 +77,7 @@ def ask(
         candidates=[ex.record() for ex in final.get("executions") or final.get("drafts", [])],
         answer=answered.get("answer"),
         chart=answered.get("chart"),
+        readings=read_as(final),
     )
 
 

@@ -32,6 +32,7 @@ class LLMSettings(Section):
     threads: int | None
     context_tokens: int | None
     prompt_states_mb: int
+    prompt_states_disk_mb: int
     max_retries: int
 
     def role_model(self, role: Literal["factual", "creative"]) -> str:
@@ -88,6 +89,7 @@ class PipelineSettings(Section):
     schema_linking: Literal["auto", "always", "never"]
     linking_token_budget: int
     value_retrieval: bool
+    semantic_layer: bool
     keywords: Literal["rules", "llm"]
     generators: dict[str, GeneratorSettings]
     draft_generator: str
@@ -99,8 +101,19 @@ class PipelineSettings(Section):
     selection_max_groups: int
     majority_margin: float
     validation: bool
+    abstention: Literal["none", "rules", "llm"]
     answer: bool
     traces: bool
+
+
+class ConfidenceSettings(Section):
+    """The thresholds of the confidence rules (askchain.pipeline.confidence; settings.yaml says why each)."""
+
+    high_vote_share: float
+    medium_vote_share: float
+    min_coverage: float
+    alternatives: int
+    alternative_rows: int
 
 
 class ServerSettings(Section):
@@ -121,6 +134,7 @@ class Settings(BaseSettings):
     pipeline: PipelineSettings
     #: method name -> overrides of the pipeline section (askchain.pipeline.methods)
     methods: dict[str, dict[str, Any]]
+    confidence: ConfidenceSettings
     server: ServerSettings
 
     @classmethod

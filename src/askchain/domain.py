@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from askchain.config import DBSettings, Settings
     from askchain.db.base import Engine
+    from askchain.semantic import Layer
 
 GROUP = "askchain.domains"
 
@@ -44,6 +45,8 @@ class Domain(ABC):
     eval_file: Path
     #: The tables and columns as {"tables": {name: {"columns": [{"name": ...}]}}}: masks schema words in questions.
     schema_file: Path
+    #: Concepts its data does not hold, each with the answer given instead of SQL (YAML, askchain.pipeline.abstain).
+    not_in_data_file: Path | None = None
     #: The BigQuery dataset (`project.dataset`) holding this domain's data at scale, if there is one: a BigQuery
     #: engine over it carries the domain's notes and id, and `bigquery://PROJECT` alone means it.
     bigquery_dataset: str | None = None
@@ -64,6 +67,10 @@ class Domain(ABC):
     @abstractmethod
     def default_database(self, settings: Settings) -> Engine:
         """The domain's local dataset, built on first use: what a question without a database is asked over."""
+
+    def semantic_layer(self) -> Layer | None:
+        """Metrics, entities and conventions as data, of which a question is shown the ones it calls for."""
+        return None
 
     def cli(self) -> typer.Typer | None:
         """A sub-app for `askchain <command>` (building or loading the dataset), if the domain has one."""
@@ -106,6 +113,11 @@ def _load(point) -> Domain:
 
 def all_domains() -> list[Domain]:
     return [get_domain(name) for name in domain_names()]
+
+
+def domain_of(schema_name: str) -> Domain | None:
+    """The domain whose data a schema is (its engines name their schemas by the domain's id)."""
+    return get_domain(schema_name) if schema_name in domain_names() else None
 
 
 def domain_for_dataset(dataset: str) -> Domain | None:

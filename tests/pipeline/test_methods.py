@@ -81,13 +81,15 @@ def test_self_consistency_revises_each_failure_once(db):
 
 def test_each_role_calls_its_own_model(db):
     creative = ScriptedModel(lambda r, i: [COUNT, BROKEN][i % 2], name="creative")
-    factual = ScriptedModel(lambda r, i: COUNT if r.n == 1 and "SQL" in r.messages[-1][1] else "There are 3 singers.",
-                            name="factual")
+    factual = ScriptedModel({"revise": COUNT, "summarize": "There are 3 singers."}, name="factual")
     result = ask("How many singers?", db, method="pipeline", model=Models(creative, factual),
                  settings=quiet(agreement_exit=0))
     assert result.rows == [[3]] and result.answer
     assert creative.requests and all(r.temperature > 0 for r in creative.requests), "generation samples"
-    assert len(factual.requests) == 2, "the revision of the broken candidate, then the answer in words"
+    assert {r.template for r in creative.requests} == {"direct"}
+    factual_calls = [r.template for r in factual.requests]
+    assert factual_calls[0] == "revise" and set(factual_calls) <= {"revise", "summarize"}, \
+        "the revision of the broken candidate, then (unless a template words it) the answer"
     assert result.model == "fake:creative + fake:factual"
 
 
@@ -107,6 +109,6 @@ def test_role_models_come_from_settings(db, monkeypatch):
 def test_methods_are_data(db):
     assert Shape.of(method_settings(get_settings(), "baseline").pipeline).retrieval == ()
     assert Shape.of(method_settings(get_settings(), "pipeline").pipeline).retrieval == (
-        "examples", "schema_linking", "values")
+        "examples", "schema_linking", "values", "definitions")
     with pytest.raises(ConfigError, match="unknown method 'nope'"):
         ask("How many singers?", db, method="nope", model=ScriptedModel(lambda r, i: COUNT))

@@ -30,6 +30,8 @@ class GenerationContext:
     examples: list[Example] = field(default_factory=list)
     #: The schema's database (Schema.db_id): examples from another one are shown as patterns only.
     db_id: str = ""
+    #: The semantic layer's definitions the question calls for, shown last before it (askchain.semantic).
+    definitions: list[str] = field(default_factory=list)
 
     def prefix(self) -> list[Message]:
         values = ""
@@ -44,9 +46,15 @@ class GenerationContext:
             examples = f"\n-- Examples of questions and their SQL ({source}):\n" + "\n".join(
                 f"-- Q: {ex.question}\n{ex.sql.strip()}" for ex in self.examples
             ) + "\n"
+        definitions = ""
+        if self.definitions:
+            definitions = "\n-- Definitions for this question (write them as given):\n" + "\n".join(
+                f"--   {definition}" for definition in self.definitions
+            ) + "\n"
         notes = f"\n{self.notes.strip()}\n" if self.notes.strip() else ""
         return load_prompt("askchain.generation", "context").render(
-            dialect_label=self.dialect_label, schema=self.schema_text, notes=notes, values=values, examples=examples
+            dialect_label=self.dialect_label, schema=self.schema_text, notes=notes, values=values, examples=examples,
+            definitions=definitions,
         )
 
     def messages(self, package: str, name: str, **values) -> list[Message]:
@@ -54,4 +62,4 @@ class GenerationContext:
         system, user = self.prefix()
         tail = load_prompt(package, name).render(dialect_label=self.dialect_label, question=self.question, **values)
         extra = "\n\n".join(m["content"] for m in tail)
-        return [system, {"role": "user", "content": f"{user['content']}\n\n{extra}"}]
+        return tail.with_messages([system, {"role": "user", "content": f"{user['content']}\n\n{extra}"}])

@@ -26,6 +26,7 @@ RETRIEVAL: dict[str, tuple[Callable[[State, Run], StageOutput], Callable[[Pipeli
     "examples": (stages.find_examples, lambda cfg: cfg.examples_k > 0),
     "schema_linking": (stages.link, lambda cfg: cfg.schema_linking != "never"),
     "values": (stages.find_values, lambda cfg: cfg.value_retrieval),
+    "definitions": (stages.find_definitions, lambda cfg: cfg.semantic_layer),
 }
 
 

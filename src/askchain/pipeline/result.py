@@ -23,13 +23,15 @@ class AskResult(BaseModel):
     bytes_processed: int | None = None
     answer: str | None = None
     chart: dict[str, Any] | None = None
+    #: How the question was read: the conventions applied ("last 7 days = the 7 full UTC days before today").
+    readings: list[str] = Field(default_factory=list)
     #: Every SQL the method executed, with its outcome (for evaluation: was some candidate right?).
     candidates: list[dict[str, Any]] = Field(default_factory=list)
 
     def public(self) -> dict[str, Any]:
         """The documented --json shape."""
         keys = ("question", "sql", "columns", "rows", "error", "usage", "elapsed_s", "run_id", "method", "model", "db",
-                "truncated", "answer", "chart")
+                "truncated", "answer", "chart", "readings")
         data = self.model_dump(include=set(keys))
         if self.bytes_processed is not None:
             data["bytes_processed"] = self.bytes_processed

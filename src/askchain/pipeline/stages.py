@@ -14,6 +14,7 @@ from langgraph.config import get_stream_writer
 
 from askchain.answer import chart_spec, rewrite_followup, summarize
 from askchain.db.base import QueryResult
+from askchain.domain import domain_of
 from askchain.errors import ConfigError
 from askchain.generation.candidates import GENERATORS, Candidate, dedupe
 from askchain.generation.context import Example, GenerationContext
@@ -23,6 +24,7 @@ from askchain.pipeline.run import Run
 from askchain.pipeline.select import Selection, group_by_result, select_best
 from askchain.pipeline.validate import Findings, validate_sql
 from askchain.retrieval.schema import estimate_tokens, link_schema
+from askchain.semantic import Reading
 
 StageOutput = tuple[dict[str, Any], dict[str, Any]]
 
@@ -33,6 +35,7 @@ class State(TypedDict, total=False):
     examples: list[Example]
     linked: dict[str, list[str]]
     value_hints: list[str]
+    definitions: list[Reading]
     context: GenerationContext
     candidates: list[Candidate]  # the draft's samples
     generated: Annotated[list[Candidate], operator.add]  # the other generators' candidates
@@ -97,6 +100,14 @@ def find_values(state: State, run: Run) -> StageOutput:
     return {"value_hints": hints}, {"value_hints": hints}
 
 
+def find_definitions(state: State, run: Run) -> StageOutput:
+    """The domain's semantic-layer entries the question calls for (metrics, entities, time conventions)."""
+    domain = domain_of(run.schema.name)
+    layer = domain.semantic_layer() if domain else None
+    readings = layer.match(state["question"]) if layer else []
+    return {"definitions": readings}, {"definitions": {r.entry.name: r.definition for r in readings}}
+
+
 def build_context(state: State, run: Run) -> StageOutput:
     """The prompt prefix every generator, reviser and judge shares: the (linked) schema, notes, hints, examples."""
     schema = run.schema
@@ -105,6 +116,7 @@ def build_context(state: State, run: Run) -> StageOutput:
     ctx = GenerationContext(
         question, run.dialect, run.dialect_label, schema.subset(linked).ddl() if linked else schema.ddl(), schema.notes,
         value_hints=state.get("value_hints", []), examples=state.get("examples", []), db_id=schema.db_id,
+        definitions=[r.definition for r in state.get("definitions", [])],
     )
     return {"context": ctx}, {"schema_tokens": estimate_tokens(ctx.schema_text), "linked": linked}
 
@@ -219,7 +231,15 @@ def answer(state: State, run: Run) -> StageOutput:
         chart = chart_spec(columns, rows) if rows and not error else None
     except ConfigError:  # the chart is optional: plotly comes with the server extra
         chart = None
+    readings = read_as(state)
+    if readings and rows:
+        text += "\n\n_Read as: " + "; ".join(readings) + "._"
     emit({"type": "answer", "text": text})
     emit({"type": "chart", "chart": chart})
-    out = {"answer": text, "chart": chart}
+    out = {"answer": text, "chart": chart, "readings": readings}
     return {"answer": out}, out
+
+
+def read_as(state: State) -> list[str]:
+    """How the question was read, in words (the conventions its definitions applied), for the user to check."""
+    return [r.reading for r in state.get("definitions", []) if r.reading]

@@ -5,7 +5,7 @@ Light on purpose: the engine, the dataset builder and the CLI are imported when 
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 
 from askchain.domain import Domain
@@ -22,6 +22,7 @@ class EthereumDomain(Domain):
     example_files = (HERE / "eval" / "questions.jsonl",)
     eval_file = HERE / "eval" / "questions.jsonl"
     schema_file = HERE / "schema.json"
+    not_in_data_file = HERE / "not_in_data.yaml"
     bigquery_dataset = "bigquery-public-data.crypto_ethereum"
 
     @cached_property
@@ -44,6 +45,12 @@ class EthereumDomain(Domain):
         from askchain.domains.ethereum.dataset import default_engine
 
         return default_engine(settings)
+
+    @cache
+    def semantic_layer(self):
+        from askchain.domains.ethereum.semantic import semantic_layer
+
+        return semantic_layer()
 
     def cli(self):
         from askchain.domains.ethereum.cli import app

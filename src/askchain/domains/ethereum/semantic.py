@@ -1,0 +1,54 @@
+"""The Ethereum semantic layer: semantic.yaml's metrics and conventions, plus the well-known tokens, NFT collections,
+block builders and contracts of well_known.json as entities, so a question naming USDC or Titan is shown the address
+to filter on (and, for tokens, that amounts take the decimals from the tokens table)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from askchain.semantic import Entry, Layer, load_layer
+
+HERE = Path(__file__).parent
+
+
+def entities(known: dict) -> list[Entry]:
+    made = []
+    for token in known["erc20"]:
+        made.append(Entry(
+            name=f"token_{token['symbol']}", kind="entity", terms=(token["symbol"], token["name"]),
+            definition=(f"{token['symbol']} ({token['name']}): ERC-20 token_address = '{token['address']}'; "
+                        "its amounts use tokens.decimals (JOIN tokens tk ON tk.address = tt.token_address)"),
+        ))
+    for nft in known["erc721"]:
+        if nft["symbol"]:
+            made.append(Entry(
+                name=f"nft_{nft['symbol']}", kind="entity", terms=(nft["symbol"], nft["name"]),
+                definition=f"{nft['name']} ({nft['symbol']}): ERC-721 collection, token_address = '{nft['address']}'",
+            ))
+    for builder in known["fee_recipients"]:
+        short = builder["name"].split(" (")[0]
+        made.append(Entry(
+            name=f"builder_{short}", kind="entity", terms=(short,),
+            definition=f"{builder['name']}: block builder, blocks.miner = '{builder['address']}'",
+        ))
+    for router in known["routers"]:
+        made.append(Entry(
+            name=f"contract_{router['name']}", kind="entity", terms=(router["name"],),
+            definition=f"{router['name']}: contract, transactions.to_address = '{router['address']}'",
+        ))
+    market = known["marketplace"]
+    made.append(Entry(
+        name="contract_opensea", kind="entity", terms=("OpenSea", "Seaport"),
+        definition=f"{market['name']}: NFT marketplace contract, transactions.to_address = '{market['address']}'",
+    ))
+    made.append(Entry(
+        name="contract_deposit", kind="entity", terms=("deposit contract", "staking deposits", "beacon deposit"),
+        definition=f"the beacon chain deposit contract: to_address = '{known['staking']['deposit_contract']}'",
+    ))
+    return made
+
+
+def semantic_layer() -> Layer:
+    known = json.loads((HERE / "well_known.json").read_text())
+    return load_layer(HERE / "semantic.yaml", entities(known))

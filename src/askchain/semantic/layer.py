@@ -1,0 +1,103 @@
+"""A semantic layer is a list of entries, each a named piece of domain knowledge with the words that call for it:
+
+- a metric: an expression with its unit and table ("ETH moved" = SUM(value) / 1e18 over transactions),
+- an entity: a well-known thing by name or symbol (USDC = token 0xa0b8…, 6 decimals),
+- a convention: how a phrase is read ("last 7 days" = the 7 full UTC days before today), with its exact SQL.
+
+A question gets only the entries whose words it uses (a 1.5B model copies a definition shown beside the question
+far better than it applies a rule buried in long notes), and the answer says which conventions it applied.
+Patterns may capture a number (`last (?P<n>\\d+) days`): `{n}` in the entry's text is filled from the question.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from askchain.errors import ConfigError
+
+Kind = Literal["metric", "entity", "convention"]
+
+
+class Entry(BaseModel):
+    """One definition; `terms` are plain phrases matched as whole words, `patterns` regular expressions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    kind: Kind
+    terms: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    #: What the prompt shows: the definition with its SQL, as the model should write it.
+    definition: str
+    #: How the answer states the reading it applied (conventions); empty: not worth telling the user.
+    reading: str = ""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """An entry a question called for, with the values its pattern captured."""
+
+    entry: Entry
+    values: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def definition(self) -> str:
+        return self.entry.definition.format(**self.values) if self.values else self.entry.definition
+
+    @property
+    def reading(self) -> str:
+        return self.entry.reading.format(**self.values) if self.values else self.entry.reading
+
+
+@dataclass
+class Layer:
+    entries: list[Entry]
+
+    def __post_init__(self) -> None:
+        self._terms = [(entry, [_term_pattern(t) for t in entry.terms] + [re.compile(p, re.IGNORECASE) for p in entry.patterns])
+                       for entry in self.entries]
+
+    def match(self, question: str, limit: int = 8) -> list[Reading]:
+        """The entries `question` calls for, in the order they appear in it; the longest match wins a span (the
+        first entry on a tie), so "ETH burned" is not also read as "ETH"."""
+        found: list[tuple[int, int, Reading]] = []
+        for entry, patterns in self._terms:
+            for pattern in patterns:
+                hit = pattern.search(question)
+                if hit:
+                    values = {k: v for k, v in hit.groupdict().items() if v is not None}
+                    found.append((hit.start(), hit.end(), Reading(entry, values)))
+                    break
+        chosen: list[tuple[int, int, Reading]] = []
+        for start, end, reading in sorted(found, key=lambda f: (-(f[1] - f[0]), f[0])):
+            inside = any(s <= start and end <= e for s, e, _ in chosen)
+            if not inside and all(r.entry.name != reading.entry.name for _, _, r in chosen):
+                chosen.append((start, end, reading))
+        return [reading for _, _, reading in sorted(chosen, key=lambda c: c[0])][:limit]
+
+
+def _term_pattern(term: str) -> re.Pattern:
+    words = r"\s+".join(re.escape(w) for w in term.split())
+    return re.compile(rf"(?<![\w-]){words}(?![\w-])", re.IGNORECASE)
+
+
+def load_layer(path: Path, extra: Iterable[Entry] = ()) -> Layer:
+    """A layer from a YAML file holding a list of entries under `entries:`, plus entries made elsewhere."""
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+        entries = [Entry(**item) for item in data.get("entries", [])]
+    except (OSError, yaml.YAMLError, TypeError, ValidationError) as exc:
+        raise ConfigError(f"semantic layer {path} is invalid: {str(exc).splitlines()[0]}") from exc
+    for entry in entries:
+        for pattern in entry.patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ConfigError(f"semantic layer {path}: entry {entry.name} has a bad pattern {pattern!r}: {exc}") from exc
+    return Layer(entries + list(extra))

@@ -1,0 +1,45 @@
+"""The semantic layer picks the entries a question calls for, longest phrase first, and fills captured numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from askchain.errors import ConfigError
+from askchain.semantic import Entry, Layer, load_layer
+
+LAYER = Layer([
+    Entry(name="eth", kind="metric", terms=("ETH",), definition="ETH = wei / 1e18"),
+    Entry(name="burned", kind="metric", terms=("ETH burned", "burned"), definition="burned = base fee * gas used"),
+    Entry(name="days", kind="convention", patterns=(r"\blast\s+(?P<n>\d+)\s+days\b",),
+          definition="last {n} days: DATE_SUB(CURRENT_DATE(), INTERVAL {n} DAY)", reading="last {n} days = {n} full days"),
+    Entry(name="share", kind="convention", terms=("share",), definition="a fraction 0-1", reading="share = 0-1"),
+    Entry(name="usdc", kind="entity", terms=("USDC", "USD Coin"), definition="USDC = 0xa0b8"),
+])
+
+
+@pytest.mark.parametrize("question, names", [
+    ("How much ETH burned in the last 7 days?", ["burned", "days"]),  # "ETH burned" wins over "ETH"
+    ("How much ETH was sent?", ["eth"]),
+    ("What share of USD Coin transfers failed?", ["share", "usdc"]),
+    ("usdc holders", ["usdc"]),  # case-insensitive
+    ("shares of ETH-based tokens", []),  # whole words only: not "share" in "shares", not "ETH" in "ETH-based"
+    ("How many blocks?", []),
+])
+def test_entries_are_matched_as_whole_phrases_longest_first(question, names):
+    assert [r.entry.name for r in LAYER.match(question)] == names
+
+
+def test_patterns_fill_the_numbers_they_capture():
+    (reading,) = LAYER.match("transfers in the last 30 days")
+    assert reading.definition == "last 30 days: DATE_SUB(CURRENT_DATE(), INTERVAL 30 DAY)"
+    assert reading.reading == "last 30 days = 30 full days"
+
+
+def test_a_broken_layer_file_is_a_one_line_error(tmp_path):
+    bad = tmp_path / "layer.yaml"
+    bad.write_text("entries:\n  - name: x\n    kind: metric\n    definition: d\n    colour: red\n")
+    with pytest.raises(ConfigError, match="semantic layer .* is invalid"):
+        load_layer(bad)
+    bad.write_text("entries:\n  - name: x\n    kind: metric\n    definition: d\n    patterns: ['(unclosed']\n")
+    with pytest.raises(ConfigError, match="bad pattern"):
+        load_layer(bad)
