@@ -13,8 +13,8 @@ def run(*args, env=None):
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=600, env=env)
 
 
-def test_sql_json(spider_db):
-    out = run("sql", "--db", str(spider_db), "SELECT Name FROM singer ORDER BY Age DESC LIMIT 2", "--json")
+def test_sql_json(concert_db):
+    out = run("sql", "--db", str(concert_db), "SELECT Name FROM singer ORDER BY Age DESC LIMIT 2", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["columns"] == ["Name"] and len(data["rows"]) == 2 and data["truncated"] is False
@@ -28,18 +28,96 @@ def test_sql_json(spider_db):
     (["ask", "--db", "{db}", "   "], "question is empty"),
     (["ask", "--db", "{db}", "How many singers?", "--model", "gpt-99"], "unknown model"),
     (["ask", "--db", "{db}", "How many singers?", "--method", "magic"], "unknown method"),
+    (["ask", "--db", "{db}", "How many singers?", "--chart", "chart.jpg"], "use a .png or .svg file name"),
 ])
-def test_bad_input_is_one_line_and_exit_2(spider_db, args, message):
-    out = run(*[a.replace("{db}", str(spider_db)) for a in args])
+def test_bad_input_is_one_line_and_exit_2(concert_db, args, message):
+    out = run(*[a.replace("{db}", str(concert_db)) for a in args])
     assert out.returncode == 2
     assert message in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.llm
-def test_ask_end_to_end_with_the_embedded_model(spider_db):
-    out = run("ask", "--db", str(spider_db), "How many singers are there?", "--method", "baseline", "--json")
+def test_ask_end_to_end_with_the_embedded_model(concert_db):
+    out = run("ask", "--db", str(concert_db), "How many singers are there?", "--method", "baseline", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["rows"] == [[6]] and data["error"] is None
     assert data["usage"]["completion_tokens"] > 0 and data["elapsed_s"] > 0
+
+
+# `askchain ask` with the model names resolved to a scripted model: the baseline's SQL by the question's words, and
+# a summary for the shapes no template says.
+SCRIPTED_CLI = """
+import sys
+import askchain.llm.registry
+from askchain.llm.fake import ScriptedModel
+
+def direct(request, i):
+    question = request.values["question"]
+    if "country" in question:
+        sql = "SELECT country, count(*) AS singers FROM singer GROUP BY country ORDER BY singers DESC"
+    elif "songs" in question:
+        sql = "SELECT name, song_name, age FROM singer WHERE country = 'France' ORDER BY age"
+    else:
+        sql = "SELECT count(*) FROM singer"
+    return f"```sql\\n{sql}\\n```"
+
+script = {"direct": direct, "summarize": "Hugo Lefevre sings Lumiere, the youngest at 25."}
+askchain.llm.registry.get_model = lambda name=None, settings=None: ScriptedModel(script)
+sys.argv = ["askchain", "ask", *sys.argv[1:]]
+from askchain.cli import main
+main()
+"""
+
+
+def ask_scripted(db, question, *args):
+    return subprocess.run([sys.executable, "-c", SCRIPTED_CLI, "--db", str(db), question, "--method", "baseline", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("question, answer_lines", [
+    ("How many singers are there?", ["There are 6 singers."]),
+    ("How many singers per country?", ["1 France — 4 singers", "2 United States — 1 singer", "3 Netherlands — 1 singer"]),
+    ("Which songs do French singers sing?", ["Hugo Lefevre sings Lumiere, the youngest at 25."]),  # the model's words
+])
+def test_ask_prints_sql_rows_the_answer_in_words_and_timing(concert_db, question, answer_lines):
+    out = ask_scripted(concert_db, question)
+    assert out.returncode == 0, out.stderr
+    lines = [line.strip() for line in out.stdout.splitlines()]
+    assert lines[0].startswith("SELECT")
+    assert "fake:scripted · baseline" in lines[-1]
+    answer_at = lines.index(answer_lines[0])
+    assert lines[answer_at:answer_at + len(answer_lines)] == answer_lines
+    assert any("│" in line for line in lines[:answer_at])  # the rows' table comes before the words
+    assert "**" not in out.stdout  # the Markdown is rendered, not printed raw
+    # progress went to stderr, one line per finished stage when stderr is not a terminal
+    progress = out.stderr.splitlines()
+    assert all(line.startswith("✓ ") and line.endswith(" s") for line in progress)
+    assert {"draft", "select", "answer"} <= {line.split()[1] for line in progress}
+
+
+@pytest.mark.parametrize("name, magic", [("chart.png", b"\x89PNG"), ("chart.svg", b"<?xml")])
+def test_ask_saves_the_chart(concert_db, tmp_path, name, magic):
+    path = tmp_path / name
+    out = ask_scripted(concert_db, "How many singers per country?", "--chart", str(path))
+    assert out.returncode == 0, out.stderr
+    assert path.read_bytes().startswith(magic)
+    assert f"Chart saved to {path}" in out.stdout
+
+
+def test_ask_says_when_no_chart_fits(concert_db, tmp_path):
+    out = ask_scripted(concert_db, "How many singers are there?", "--chart", str(tmp_path / "chart.png"))
+    assert out.returncode == 0, out.stderr
+    assert "No chart" in out.stdout and not (tmp_path / "chart.png").exists()
+
+
+def test_ask_json_is_only_json_on_stdout(concert_db, tmp_path):
+    path = tmp_path / "chart.png"
+    out = ask_scripted(concert_db, "How many singers per country?", "--json", "--chart", str(path))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["rows"][0] == ["France", 4]
+    assert data["answer"].splitlines()[0] == "1. **France** — 4 singers"
+    assert "draft" in out.stderr and f"Chart saved to {path}" in out.stderr
+    assert path.exists()

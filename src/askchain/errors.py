@@ -11,6 +11,10 @@ class ConfigError(AskchainError):
     """Bad settings, unknown model or provider, or a missing optional dependency."""
 
 
+class ProviderError(AskchainError):
+    """A remote model provider kept failing (rate limit, server error, network) after its retries."""
+
+
 class DatabaseError(AskchainError):
     """The database cannot be opened or introspected."""
 
@@ -37,3 +41,15 @@ def require(module: str, extra: str):
         raise ConfigError(
             f"'{module}' is not installed; install it with: pip install 'askchain[{extra}]'"
         ) from exc
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message cut to one line (sqlglot's and databases' messages run on with context)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def describe(exc: BaseException) -> str:
+    """An unexpected exception in one line, `KeyError: 'x'`, for records and messages that must not be tracebacks."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__

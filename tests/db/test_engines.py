@@ -27,10 +27,10 @@ def duckdb_file(tmp_path):
     return path
 
 
-def test_engine_inferred_from_file_header(sqlite_copy, duckdb_file):
-    assert open_database(str(sqlite_copy)).dialect == "sqlite"
+def test_engine_inferred_from_file_header(concert_db_copy, duckdb_file):
+    assert open_database(str(concert_db_copy)).dialect == "sqlite"
     assert open_database(str(duckdb_file)).dialect == "duckdb"
-    assert open_database(f"sqlite://{sqlite_copy}").dialect == "sqlite"
+    assert open_database(f"sqlite://{concert_db_copy}").dialect == "sqlite"
 
 
 @pytest.mark.parametrize("location", ["/no/such/file.sqlite", "ftp://host/db", __file__])
@@ -40,8 +40,8 @@ def test_unusable_locations_are_one_line_errors(location):
     assert "\n" not in str(info.value)
 
 
-def test_sqlite_introspection(sqlite_copy):
-    schema = open_database(str(sqlite_copy)).schema()
+def test_sqlite_introspection(concert_db_copy):
+    schema = open_database(str(concert_db_copy)).schema()
     concert = schema.table("concert")
     assert [c.name for c in concert.columns][:2] == ["concert_ID", "concert_Name"]
     assert concert.primary_key == ["concert_ID"]
@@ -60,12 +60,12 @@ def test_duckdb_introspection(duckdb_file):
     assert orders.row_count == 100
 
 
-@pytest.mark.parametrize("fixture", ["sqlite_copy", "duckdb_file"])
+@pytest.mark.parametrize("fixture", ["concert_db_copy", "duckdb_file"])
 def test_queries_run_and_files_stay_byte_identical(fixture, request):
     path = request.getfixturevalue(fixture)
     before = digest(path)
     engine = open_database(str(path))
-    table = "singer" if fixture == "sqlite_copy" else "customers"
+    table = "singer" if fixture == "concert_db_copy" else "customers"
     result = engine.execute(f"SELECT * FROM {table}")
     assert result.rows and result.columns and not result.truncated
     for sql in (f"DELETE FROM {table}", f"WITH x AS (DELETE FROM {table} RETURNING *) SELECT * FROM x", f"DROP TABLE {table}"):
@@ -75,14 +75,14 @@ def test_queries_run_and_files_stay_byte_identical(fixture, request):
     assert digest(path) == before
 
 
-def test_sqlite_connection_itself_refuses_writes(sqlite_copy):
+def test_sqlite_connection_itself_refuses_writes(concert_db_copy):
     """Second barrier: even SQL that slipped past the guard cannot write through the engine's connection."""
-    engine = open_database(str(sqlite_copy))
-    before = digest(sqlite_copy)
+    engine = open_database(str(concert_db_copy))
+    before = digest(concert_db_copy)
     for sql in ("DELETE FROM singer", "CREATE TABLE t(a)", "ATTACH DATABASE ':memory:' AS m"):
         with pytest.raises(QueryFailed):
             engine._run(sql, max_rows=10, timeout_s=5)
-    assert digest(sqlite_copy) == before
+    assert digest(concert_db_copy) == before
 
 
 def test_duckdb_connection_itself_refuses_writes_and_files(duckdb_file):
@@ -104,7 +104,7 @@ def test_row_cap_truncates(duckdb_file):
 
 
 @pytest.mark.parametrize("fixture,runaway", [
-    ("sqlite_copy", "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n"),
+    ("concert_db_copy", "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n"),
     ("duckdb_file", "SELECT count(*) FROM range(100000000000) a, range(1000) b WHERE a.range * b.range = -1"),
 ])
 def test_runaway_queries_stop_at_the_timeout(fixture, runaway, request):
@@ -113,9 +113,9 @@ def test_runaway_queries_stop_at_the_timeout(fixture, runaway, request):
         engine.execute(runaway)
 
 
-def test_runtime_errors_are_query_failures(sqlite_copy):
+def test_runtime_errors_are_query_failures(concert_db_copy):
     with pytest.raises(QueryFailed, match="no such column"):
-        open_database(str(sqlite_copy)).execute("SELECT nope FROM singer")
+        open_database(str(concert_db_copy)).execute("SELECT nope FROM singer")
 
 
 def test_mapped_names_are_transpiled(duckdb_file):

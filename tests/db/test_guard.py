@@ -1,6 +1,8 @@
 """The read-only guard, table-driven: every write or file access refused however written; reads admitted."""
 
 import pytest
+import sqlglot
+from sqlglot import exp
 
 from askchain.db.guard import check_read_only
 from askchain.errors import QueryRefused
@@ -87,7 +89,10 @@ def test_refuses_writes_and_file_access(dialect, sql):
 
 @pytest.mark.parametrize("dialect,sql", ALLOWED)
 def test_admits_read_only_queries(dialect, sql):
-    assert check_read_only(sql, dialect) is not None
+    """Admitted without QueryRefused, and handed back as the one query parsed, which the executor then runs."""
+    tree = check_read_only(sql, dialect)
+    assert isinstance(tree, (exp.Query, exp.Values))
+    assert tree == sqlglot.parse_one(sql, read=dialect)
 
 
 def test_refusal_reason_is_one_line():

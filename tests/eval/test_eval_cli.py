@@ -24,12 +24,13 @@ def _askchain(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(ASKCHAIN), *args], capture_output=True, text=True, timeout=120, env=env)
 
 
-def test_bad_input_is_one_line_with_exit_code_2(tmp_path, spider_root):
+def test_bad_input_is_one_line_with_exit_code_2(tmp_path, spider_sample_root):
     (tmp_path / "dev.json").write_text('[{"db_id": "singer", "question": ')
     cases = [
         (("eval", "spider", "--data", str(tmp_path)), "is not valid JSON"),
         (("eval", "bird", "--data", str(tmp_path), "--split", "test"), "unknown BIRD split"),
-        (("eval", "spider", "--data", str(spider_root), "--method", "nope", "--out", str(tmp_path / "o")), "unknown method"),
+        (("eval", "spider", "--data", str(spider_sample_root), "--method", "nope", "--out", str(tmp_path / "o")),
+         "unknown method"),
         (("eval", "report", str(tmp_path / "nothing")), "holds no results.jsonl"),
         (("eval", "compare", str(tmp_path / "nothing"), str(tmp_path)), "holds no results.jsonl"),
         (("eval", "values", "wikisql"), "unknown dataset 'wikisql'"),
@@ -74,7 +75,8 @@ def test_compare_scores_runs_on_the_questions_all_answered(spider, tmp_path):
 
 
 @pytest.mark.llm
-def test_smoke_run_with_the_embedded_model(tmp_path):
-    done = _askchain("eval", "spider", "--limit", "2", "--seed", "7", "--method", "baseline", "--out", str(tmp_path))
+def test_smoke_run_with_the_embedded_model(tmp_path, spider_sample_root):
+    done = _askchain("eval", "spider", "--data", str(spider_sample_root), "--limit", "2", "--seed", "7", "--method", "baseline",
+                     "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "report.md").is_file()

@@ -11,8 +11,8 @@ from askchain.errors import DatasetError
 from askchain.eval.datasets import load_bird, load_eth, load_spider
 
 
-def test_spider_dev_uses_reconstructed_wta_1(spider):
-    dataset = spider
+def test_spider_dev_uses_reconstructed_wta_1(real_spider):
+    dataset = real_spider
     assert len(dataset.examples) == 1034 and dataset.skipped == {}
     assert dataset.comparator == "spider"
     assert Counter(e.difficulty for e in dataset.examples) == {"easy": 248, "medium": 446, "hard": 174, "extra": 166}

@@ -1,4 +1,4 @@
-"""The runner on real Spider questions with a scripted model: EX, error classes, resuming, reports."""
+"""The runner on Spider-format questions (tests/eval/conftest.py) with a scripted model: EX, error classes, resuming, reports."""
 
 from __future__ import annotations
 

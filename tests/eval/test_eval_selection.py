@@ -13,10 +13,10 @@ MAJORITY_WRONG = "SELECT count(*) FROM singer WHERE Age > 40"
 MINORITY_RIGHT = "SELECT count(*) FROM singer"
 
 
-def _pipeline_run(folder, spider_root, groups, method="pipeline"):
+def _pipeline_run(folder, spider_sample_root, groups, method="pipeline"):
     folder.mkdir()
     (folder / "run.json").write_text(json.dumps({
-        "dataset": "spider", "split": "dev", "source": str(spider_root / "dev.json"), "method": method,
+        "dataset": "spider", "split": "dev", "source": str(spider_sample_root / "dev.json"), "method": method,
         "comparator": "spider",
     }))
     (folder / "results.jsonl").write_text(json.dumps({"id": "spider-dev-0000", "run_id": "run-1", "gold_error": None}) + "\n")
@@ -35,8 +35,8 @@ def _judge_for(sql):
     return script
 
 
-def test_the_audit_scores_the_vote_and_the_tournament(tmp_path, spider_root):
-    _pipeline_run(tmp_path / "run", spider_root, [
+def test_the_audit_scores_the_vote_and_the_tournament(tmp_path, spider_sample_root):
+    _pipeline_run(tmp_path / "run", spider_sample_root, [
         {"sql": MAJORITY_WRONG, "votes": 4, "generators": ["direct"]},
         {"sql": MINORITY_RIGHT, "votes": 2, "generators": ["direct"]},
     ])
@@ -46,8 +46,8 @@ def test_the_audit_scores_the_vote_and_the_tournament(tmp_path, spider_root):
     assert "| fake:scripted | 1 | 1 | 0 | 1 |" in render_audit(audit, "fake:scripted")
 
 
-def test_a_judge_that_always_says_a_shows_in_its_verdicts(tmp_path, spider_root):
-    _pipeline_run(tmp_path / "run", spider_root, [
+def test_a_judge_that_always_says_a_shows_in_its_verdicts(tmp_path, spider_sample_root):
+    _pipeline_run(tmp_path / "run", spider_sample_root, [
         {"sql": MAJORITY_WRONG, "votes": 3}, {"sql": MINORITY_RIGHT, "votes": 2},
         {"sql": "SELECT count(*) FROM singer WHERE Age < 30", "votes": 1},
     ])
@@ -55,11 +55,11 @@ def test_a_judge_that_always_says_a_shows_in_its_verdicts(tmp_path, spider_root)
     assert audit.verdicts == {"A": 3} and "(100 % A)" in render_audit(audit, "m")
 
 
-def test_the_audit_needs_a_pipeline_run_with_disagreement(tmp_path, spider_root):
-    _pipeline_run(tmp_path / "sc", spider_root, [], method="self-consistency")
+def test_the_audit_needs_a_pipeline_run_with_disagreement(tmp_path, spider_sample_root):
+    _pipeline_run(tmp_path / "sc", spider_sample_root, [], method="self-consistency")
     with pytest.raises(DatasetError, match="needs a pipeline run"):
         audit_selection(tmp_path / "sc", ScriptedModel([]), get_settings())
-    _pipeline_run(tmp_path / "agreed", spider_root, [{"sql": MINORITY_RIGHT, "votes": 6}])
+    _pipeline_run(tmp_path / "agreed", spider_sample_root, [{"sql": MINORITY_RIGHT, "votes": 6}])
     with pytest.raises(DatasetError, match="no question"):
         audit_selection(tmp_path / "agreed", ScriptedModel([]), get_settings())
     with pytest.raises(DatasetError, match="not an `askchain eval` results folder"):

@@ -1,5 +1,6 @@
 """The chat interface: usage metering, the response cache, structured output."""
 
+import pytest
 from pydantic import BaseModel
 
 from askchain.llm.base import parse_json_reply, track_usage
@@ -48,3 +49,31 @@ def test_parse_json_reply_tolerates_prose():
     assert parse_json_reply('Sure! {"tables": []} hope this helps', Tables) == Tables(tables=[])
     assert parse_json_reply('{"tables": 3}', Tables) is None
     assert parse_json_reply('{"tables": ["a", "b', Tables) is None  # cut off by max_tokens
+
+
+def test_scripted_replies_by_prompt_template_name():
+    from askchain.prompts import load_prompt
+
+    model = ScriptedModel({"keywords": '{"keywords": []}', "rewrite": lambda request, i: request.values["question"] + "?"})
+    rewrite = load_prompt("askchain.answer", "rewrite").render(history="Q1: How many singers?", question="and France")
+    assert model.complete(rewrite).text == "and France?"
+    assert model.complete(load_prompt("askchain.retrieval", "keywords").render(question="q")).text == '{"keywords": []}'
+    assert [r.template for r in model.requests] == ["rewrite", "keywords"]
+    with pytest.raises(KeyError, match="no scripted reply for prompt template 'summarize'"):
+        model.complete(load_prompt("askchain.answer", "summarize").render(
+            question="q", sql="SELECT 1", row_count=1, shown_note="", table="1\n1"))
+
+
+def test_the_template_name_is_neither_sent_nor_part_of_the_cache_key(tmp_path):
+    """The cache key depends on what the model sees: a rendered prompt and the same messages typed out share it
+    (so the keys of responses cached before templates were named still hold)."""
+    from askchain.prompts import load_prompt
+
+    rendered = load_prompt("askchain.retrieval", "keywords").render(question="Which heroes wear blue?")
+    typed_out = [dict(message) for message in rendered]
+    model = ScriptedModel(lambda request, i: "{}", cache=ResponseCache(tmp_path / "cache.sqlite"))
+    with track_usage() as usage:
+        model.complete(rendered)
+        model.complete(typed_out)
+    assert usage.cached_calls == 1 and len(model.requests) == 1
+    assert model.requests[0].message_dicts == typed_out and model.requests[0].template == "keywords"

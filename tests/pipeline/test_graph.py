@@ -12,25 +12,29 @@ RIGHT = "```sql\nSELECT count(*) FROM singer WHERE Country = 'France'\n```"
 ALL_ON = {name: {"enabled": True} for name in ("direct", "divide_and_conquer", "query_plan", "role_play", "synthetic")}
 
 
-def script(request, i):
-    last = request.messages[-1][1]
-    if '"winner"' in last:
-        return '{"winner": "A"}' if "France" in last.split("-- Candidate B:")[0] else '{"winner": "B"}'
-    if '"verdict"' in last:
-        return '{"verdict": "wrong", "problem": "filter on France"}' if "France" not in last.split("-- Its result")[0] else '{"verdict": "correct"}'
-    if "example questions" in last:
-        return '{"examples": [{"question": "How many singers?", "sql": "SELECT count(*) FROM singer"}]}'
-    if "is wrong" in last:
-        return RIGHT
+def samples(request, i):
     return [RIGHT, "```sql\nSELECT count(*) FROM singer\n```", "SELECT nam FROM singer"][i % 3]
 
 
-def test_pipeline_runs_every_stage_and_traces_it(spider_db):
+# Replies by prompt template: every generator samples the same three queries, the reviser fixes, the judge and the
+# professor prefer the France filter.
+script = {
+    **{name: samples for name in ("direct", "divide_and_conquer", "query_plan", "student", "synthetic")},
+    "synthetic_examples": '{"examples": [{"question": "How many singers?", "sql": "SELECT count(*) FROM singer"}]}',
+    "professor": lambda request, i: (
+        '{"verdict": "correct"}' if "France" in request.values["sql"] else '{"verdict": "wrong", "problem": "filter on France"}'
+    ),
+    "revise": RIGHT,
+    "judge": lambda request, i: '{"winner": "%s"}' % ("A" if "France" in request.values["sql_a"] else "B"),
+}
+
+
+def test_pipeline_runs_every_stage_and_traces_it(concert_db):
     settings = get_settings().with_overrides(
         pipeline={"examples_k": 0, "value_retrieval": False, "answer": False, "selection": "tournament", "majority_margin": 0, "generators": ALL_ON}
     )
     events = []
-    result = ask("How many singers are from France?", str(spider_db), method="pipeline", model=ScriptedModel(script),
+    result = ask("How many singers are from France?", str(concert_db), method="pipeline", model=ScriptedModel(script),
                  settings=settings, on_event=events.append)
     assert result.error is None and "France" in result.sql and result.rows == [[4]]
     started = [e["stage"] for e in events if e.get("status") == "start"]
@@ -54,12 +58,12 @@ def test_pipeline_runs_every_stage_and_traces_it(spider_db):
     assert stages["select"]["reason"] == "tournament" and stages["select"]["matches"]
 
 
-def test_agreeing_drafts_skip_the_other_generators(spider_db):
+def test_agreeing_drafts_skip_the_other_generators(concert_db):
     settings = get_settings().with_overrides(pipeline={"examples_k": 0, "value_retrieval": False, "answer": False})
     model = ScriptedModel(lambda request, i: ["```sql\nSELECT count(*) FROM singer\n```", "SELECT COUNT(*) FROM singer",
                                               "select count(Singer_ID) from singer"][i % 3])
     events = []
-    result = ask("How many singers are there?", str(spider_db), method="pipeline", model=model, settings=settings,
+    result = ask("How many singers are there?", str(concert_db), method="pipeline", model=model, settings=settings,
                  on_event=events.append)
     assert result.rows == [[6]] and len(model.requests) == 1  # the draft's samples, one request, nothing else
     started = {e["stage"] for e in events if e.get("status") == "start"}
@@ -77,14 +81,14 @@ def test_docs_picture_matches_the_code():
     assert drawable_graph(get_settings().pipeline).draw_mermaid() in docs.read_text()
 
 
-def test_with_only_the_draft_enabled_disagreement_goes_to_revision(spider_db):
+def test_with_only_the_draft_enabled_disagreement_goes_to_revision(concert_db):
     """The default configuration: no other generator, so a disagreeing draft is revised and judged directly."""
     settings = get_settings().with_overrides(pipeline={
         "examples_k": 0, "value_retrieval": False, "answer": False, "selection": "tournament", "majority_margin": 0,
         "generators": {name: {"enabled": name == "direct"} for name in ALL_ON},
     })
     events = []
-    result = ask("How many singers are from France?", str(spider_db), method="pipeline", model=ScriptedModel(script),
+    result = ask("How many singers are from France?", str(concert_db), method="pipeline", model=ScriptedModel(script),
                  settings=settings, on_event=events.append)
     started = [e["stage"] for e in events if e.get("status") == "start"]
     assert started.index("draft") < started.index("revise") < started.index("select")
@@ -92,7 +96,7 @@ def test_with_only_the_draft_enabled_disagreement_goes_to_revision(spider_db):
     assert result.error is None and result.rows == [[4]]  # the judge picks the France filter over the plain count
 
 
-def test_examples_come_from_the_questions_own_database_unless_scoped_to_all(spider_db, monkeypatch):
+def test_examples_come_from_the_questions_own_database_unless_scoped_to_all(concert_db, monkeypatch):
     import askchain.retrieval.examples as examples
     from askchain.db import open_database
     from askchain.pipeline.run import Models, Run
@@ -100,7 +104,7 @@ def test_examples_come_from_the_questions_own_database_unless_scoped_to_all(spid
 
     calls = []
     monkeypatch.setattr(examples, "retrieve_examples", lambda *a, **kw: calls.append(kw) or [])
-    engine = open_database(str(spider_db))
+    engine = open_database(str(concert_db))
     for scope, only_db in (("schema", "concert_singer"), ("all", None)):
         settings = get_settings().with_overrides(pipeline={"examples_k": 3, "examples_scope": scope})
         run = Run("How many singers?", engine, Models.single(ScriptedModel(lambda r, i: "")), settings, db_id="x")

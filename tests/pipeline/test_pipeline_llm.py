@@ -10,7 +10,7 @@ from askchain.config import get_settings
 pytestmark = pytest.mark.llm
 
 
-def test_pipeline_with_the_embedded_model(spider_db):
+def test_pipeline_with_the_embedded_model(concert_db):
     settings = get_settings().with_overrides(
         llm={"cache": False},
         # the full few-shot index takes minutes to embed; its retrieval is tested on a small pool in tests/retrieval
@@ -19,7 +19,7 @@ def test_pipeline_with_the_embedded_model(spider_db):
         pipeline={"examples_k": 0, "answer": True, "agreement_exit": 0, "schema_linking": "always", "generators": {
             name: {"enabled": True} for name in ("divide_and_conquer", "query_plan", "role_play", "synthetic")}},
     )
-    result = ask("How many singers are from France?", str(spider_db), method="pipeline", model="qwen2.5-coder-1.5b", settings=settings)
+    result = ask("How many singers are from France?", str(concert_db), method="pipeline", model="qwen2.5-coder-1.5b", settings=settings)
     assert result.error is None and result.rows == [[4]]
     assert result.answer and "4" in result.answer
     trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())

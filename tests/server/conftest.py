@@ -1,4 +1,4 @@
-"""Shared fixtures: an app over a Spider SQLite database with a scripted model."""
+"""Shared fixtures: an app over the fixture database (tests/conftest.py) with a scripted model."""
 
 from __future__ import annotations
 
@@ -10,62 +10,69 @@ from pathlib import Path
 
 import pytest
 
-from askchain.config import Settings, shared_data_dir
+from askchain.config import Settings
 from askchain.llm.fake import ScriptedModel
 
 pytest.importorskip("fastapi")
 pytest.importorskip("sse_starlette")
 
 
-CONCERT_SINGER = shared_data_dir() / "spider" / "database" / "concert_singer" / "concert_singer.sqlite"
+def sql(text: str) -> str:
+    return f"```sql\n{text}\n```"
 
 
-def scripted_reply(request, i: int) -> str:
-    """SQL for questions, a faithful summary, and follow-up rewrites, chosen from the prompt's role."""
-    system, user = request.messages[0][1], request.messages[-1][1]
-    if "rewrite a follow-up" in system:
-        follow_up = re.search(r"Follow-up: (.*)", user).group(1)
-        return "How many singers are from France?" if "France" in follow_up else "How many singers are there?"
-    if "explain the result" in system:
-        rows = [line.split(" | ") for line in user.split("Result (", 1)[1].splitlines()[2:]]
-        if len(rows) == 1:
-            return f"There are {rows[0][0]} matching singers."
-        return f"{rows[0][0]} has the most singers, {rows[0][1]}; " + " and ".join(r[0] for r in rows[1:]) + " have 1 each."
-    question = re.search(r"-- Question: (.*)", user).group(1)
+def generate(request, i: int) -> str:
+    question = request.values["question"]
     if "France" in question:
-        return "```sql\nSELECT count(*) FROM singer WHERE country = 'France'\n```"
+        return sql("SELECT count(*) FROM singer WHERE country = 'France'")
     if "country" in question:
-        return "```sql\nSELECT country, count(*) AS singers FROM singer GROUP BY country ORDER BY singers DESC\n```"
+        return sql("SELECT country, count(*) AS singers FROM singer GROUP BY country ORDER BY singers DESC")
     if "broken" in question:
-        return "```sql\nSELECT nope FROM singer\n```"
-    return "```sql\nSELECT count(*) FROM singer\n```"
+        return sql("SELECT nope FROM singer")
+    return sql("SELECT count(*) FROM singer")
+
+
+def summarize(request, i: int) -> str:
+    """A faithful summary of the rows shown to the model."""
+    rows = [line.split(" | ") for line in request.values["table"].splitlines()[1:]]
+    if len(rows) == 1:
+        return f"There are {rows[0][0]} matching singers."
+    return f"{rows[0][0]} has the most singers, {rows[0][1]}; " + " and ".join(r[0] for r in rows[1:]) + " have 1 each."
+
+
+def rewrite(request, i: int) -> str:
+    follow_up = request.values["question"]
+    return "How many singers are from France?" if "France" in follow_up else "How many singers are there?"
+
+
+#: Replies by prompt template: the baseline's SQL, the answer's summary, follow-up rewrites.
+SCRIPT = {"direct": generate, "summarize": summarize, "rewrite": rewrite}
 
 
 @pytest.fixture
 def fake_model():
-    return ScriptedModel(scripted_reply)
+    return ScriptedModel(SCRIPT)
 
 
 @pytest.fixture
 def script():
-    return scripted_reply
+    return SCRIPT
 
 
 @pytest.fixture
 def new_model():
     """A factory of fresh scripted models (one per app instance)."""
-    return lambda: ScriptedModel(scripted_reply)
+    return lambda: ScriptedModel(SCRIPT)
 
 
 @pytest.fixture
-def settings(tmp_path) -> Settings:
-    if not CONCERT_SINGER.is_file():
-        pytest.skip(f"Spider data not found at {CONCERT_SINGER}")
+def settings(tmp_path, concert_db) -> Settings:
     return Settings().with_overrides(
         paths={"data_dir": str(tmp_path / "data"), "cache_dir": str(tmp_path / "cache")},
         llm={"cache": False},
         # the scripted model answers the baseline's prompt; the pipeline's own events are tested with a stand-in method
-        pipeline={"databases": {"concert_singer": str(CONCERT_SINGER)}, "default_db": "concert_singer", "method": "baseline"},
+        pipeline={"method": "baseline"},
+        server={"databases": {"concert_singer": str(concert_db)}, "default_db": "concert_singer"},
     )
 
 

@@ -19,12 +19,16 @@ CLIENTS = 10
 MODEL_CALL_S = 0.3  # each scripted call sleeps, so questions overlap like real ones
 
 
-def slow_model(reply):
-    def script(request, i):
-        time.sleep(MODEL_CALL_S)
-        return reply(request, i)
+def slow_model(script):
+    """The scripted replies, each after MODEL_CALL_S."""
+    def slowly(reply):
+        def slow_reply(request, i):
+            time.sleep(MODEL_CALL_S)
+            return reply(request, i)
 
-    return ScriptedModel(script)
+        return slow_reply
+
+    return ScriptedModel({template: slowly(reply) for template, reply in script.items()})
 
 
 async def one_client(client: httpx.AsyncClient, sse, question: str) -> tuple[int, list[str], float]:

@@ -7,8 +7,8 @@ import json
 import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, TypeVar
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -19,15 +19,32 @@ Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content":
 T = TypeVar("T", bound=BaseModel)
 
 
+class Prompt(list):
+    """Messages rendered from a prompt template, naming the template and the values filled in, so that test doubles
+    (ScriptedModel) answer by template rather than by wording. Models see only the messages."""
+
+    def __init__(self, messages: Iterable[Message], template: str, values: Mapping[str, Any]):
+        super().__init__(messages)
+        self.template = template
+        self.values = dict(values)
+
+    def with_messages(self, messages: Iterable[Message]) -> "Prompt":
+        """Other messages (e.g. this prompt appended to a shared prefix) still naming this template."""
+        return Prompt(messages, self.template, self.values)
+
+
 @dataclass
 class Usage:
-    """Tokens and seconds spent by model calls; `cached_calls` were answered from the response cache."""
+    """Tokens and seconds spent by model calls; `cached_calls` were answered from the response cache, and
+    `restored_tokens` of the prompt tokens were not evaluated: their KV cells were in the context already (from the
+    previous call or a saved state)."""
 
     calls: int = 0
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    restored_tokens: int = 0
 
     def add(self, other: "Usage") -> None:
         self.calls += other.calls
@@ -35,6 +52,7 @@ class Usage:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.seconds += other.seconds
+        self.restored_tokens += other.restored_tokens
 
     @property
     def total_tokens(self) -> int:
@@ -48,6 +66,7 @@ class Usage:
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
             "llm_seconds": round(self.seconds, 3),
+            "restored_tokens": self.restored_tokens,
         }
 
 
@@ -74,11 +93,16 @@ class ChatRequest:
     n: int = 1
     seed: int = 42
     json_schema: str | None = None  # JSON schema text for constrained decoding
+    # The prompt template the messages came from and its values (see Prompt). Not sent, and not part of the request's
+    # identity (compare=False): the cache key depends only on what the model sees, so it stays the same as before.
+    template: str | None = field(default=None, compare=False)
+    values: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def cache_key(self, model_id: str) -> str:
         import hashlib
 
-        payload = json.dumps([model_id, self.__dict__], sort_keys=True, default=list)
+        seen = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
+        payload = json.dumps([model_id, seen], sort_keys=True, default=list)
         return hashlib.sha256(payload.encode()).hexdigest()
 
     @property
@@ -95,6 +119,12 @@ class RawSample:
     text: str
     prompt_tokens: int
     completion_tokens: int
+    restored_tokens: int = 0  # of prompt_tokens, not evaluated: their KV cells were already in the context
+
+
+def _cached(sample: RawSample) -> dict[str, Any]:
+    """A sample as the response cache keeps it: restoring is a fact of the call that computed it, not of the reply."""
+    return {"text": sample.text, "prompt_tokens": sample.prompt_tokens, "completion_tokens": sample.completion_tokens}
 
 
 _meters: contextvars.ContextVar[tuple[Usage, ...]] = contextvars.ContextVar("askchain_usage_meters", default=())
@@ -173,6 +203,7 @@ class ChatModel(ABC):
             ChatRequest(
                 messages=tuple((m["role"], m["content"]) for m in messages), temperature=temperature, top_p=top_p,
                 max_tokens=max_tokens, stop=tuple(stop or ()), n=n, seed=seed, json_schema=schema,
+                template=getattr(messages, "template", None), values=getattr(messages, "values", {}),
             )
             for messages in prompts
         ]
@@ -187,11 +218,12 @@ class ChatModel(ABC):
             if i in fresh:
                 samples, usage = fresh[i], Usage(calls=1, seconds=seconds)
                 if self.cache:
-                    self.cache.put(key, [s.__dict__ for s in samples])
+                    self.cache.put(key, [_cached(s) for s in samples])
             else:
                 samples, usage = [RawSample(**s) for s in found[i]], Usage(calls=1, cached_calls=1)
             usage.prompt_tokens = sum(s.prompt_tokens for s in samples)
             usage.completion_tokens = sum(s.completion_tokens for s in samples)
+            usage.restored_tokens = sum(s.restored_tokens for s in samples)
             _record(usage)
             texts = [s.text for s in samples]
             parsed = [parse_json_reply(t, response_model) for t in texts] if response_model else []
@@ -201,7 +233,8 @@ class ChatModel(ABC):
 
 def _ask_for_json(messages: list[Message], schema: str) -> list[Message]:
     instruction = f"Reply with one JSON object only, matching this JSON schema:\n{schema}"
-    return [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + "\n\n" + instruction}]
+    asked = [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + "\n\n" + instruction}]
+    return messages.with_messages(asked) if isinstance(messages, Prompt) else asked
 
 
 def parse_json_reply(text: str, model: type[T]) -> T | None:

@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 from askchain.errors import ConfigError, require
-from askchain.llm.base import ChatModel, ChatRequest, RawSample
+from askchain.llm.base import ChatRequest, RawSample
+from askchain.llm.remote import TRANSIENT_STATUSES, RemoteModel
 
 
-class GeminiModel(ChatModel):
+class GeminiModel(RemoteModel):
     supports_json_schema = True
 
-    def __init__(self, name: str, *, cache=None):
-        super().__init__(cache)
+    def __init__(self, name: str, *, retries: int, cache=None, http_client=None):
+        """`http_client`: the SDK's httpx client, for a proxy or a recorded transport."""
         genai = require("google.genai", "gemini")
-        self._types = require("google.genai.types", "gemini")
+        self._types = types = require("google.genai.types", "gemini")
+        super().__init__(f"gemini:{name}", retries, cache)
         self.name = name
-        self.model_id = f"gemini:{name}"
+        retry = types.HttpRetryOptions(attempts=retries + 1, http_status_codes=list(TRANSIENT_STATUSES))
         try:
-            self._client = genai.Client()
-        except Exception as exc:  # missing GEMINI_API_KEY and similar
+            self._client = genai.Client(http_options=types.HttpOptions(retry_options=retry, httpx_client=http_client))
+        except ValueError as exc:  # no GEMINI_API_KEY
             raise ConfigError(f"{self.model_id}: {exc}") from exc
+        # Failures with a response, and without one (timeouts, lost connections: httpx2 is the SDK's HTTP client)
+        self._errors = (require("google.genai.errors", "gemini").APIError, require("httpx2", "gemini").TransportError)
 
     def _sample(self, request: ChatRequest) -> list[RawSample]:
         types = self._types
@@ -42,8 +46,8 @@ class GeminiModel(ChatModel):
             )
             try:
                 out = self._client.models.generate_content(model=self.name, contents=contents, config=config)
-            except Exception as exc:
-                raise ConfigError(f"{self.model_id}: {str(exc).splitlines()[0]}") from exc
-            meta = out.usage_metadata
-            samples.append(RawSample(out.text or "", meta.prompt_token_count or 0, meta.candidates_token_count or 0))
+            except self._errors as exc:
+                raise self.failure(exc, getattr(exc, "code", None)) from exc
+            usage = out.usage_metadata or types.GenerateContentResponseUsageMetadata()
+            samples.append(RawSample(out.text or "", usage.prompt_token_count or 0, usage.candidates_token_count or 0))
         return samples

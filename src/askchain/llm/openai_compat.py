@@ -1,34 +1,36 @@
-"""Any OpenAI-compatible chat endpoint: OpenAI, vLLM, Ollama, llama.cpp's server."""
+"""Any OpenAI-compatible chat endpoint: OpenAI, vLLM, Ollama, llama.cpp's server (extra `[openai]`)."""
 
 from __future__ import annotations
 
 import os
 
 from askchain.errors import ConfigError, require
-from askchain.llm.base import ChatModel, ChatRequest, RawSample
+from askchain.llm.base import ChatRequest, RawSample
+from askchain.llm.remote import RemoteModel
 
 
-class OpenAIModel(ChatModel):
+class OpenAIModel(RemoteModel):
     supports_json_schema = True
-
-    def __init__(self, name: str, *, base_url: str | None = None, api_key: str | None = None, cache=None):
-        super().__init__(cache)
-        openai = require("openai", "openai")
-        self.name = name
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-        self.model_id = f"openai:{name}@{self.base_url or 'api.openai.com'}"
-        key = api_key or os.environ.get("OPENAI_API_KEY") or ("none" if self.base_url else None)
-        if not key:
-            raise ConfigError("the openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")
-        self._client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=2)
-        self._errors = (openai.OpenAIError,)
-        self._format = 0  # index into SCHEMA_FORMATS
 
     # How servers take a JSON schema: OpenAI and vLLM the standard way, llama.cpp's server as a json_object schema.
     SCHEMA_FORMATS = (
         lambda schema: {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}},
         lambda schema: {"type": "json_object", "schema": schema},
     )
+
+    def __init__(self, name: str, *, retries: int, base_url: str | None = None, api_key: str | None = None,
+                 cache=None, http_client=None):
+        """`http_client`: the SDK's httpx client, for a proxy or a recorded transport."""
+        openai = require("openai", "openai")
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        super().__init__(f"openai:{name}@{self.base_url or 'api.openai.com'}", retries, cache)
+        self.name = name
+        key = api_key or os.environ.get("OPENAI_API_KEY") or ("none" if self.base_url else None)
+        if not key:
+            raise ConfigError("the openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")
+        self._client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=retries, http_client=http_client)
+        self._errors = openai.OpenAIError
+        self._format = 0  # index into SCHEMA_FORMATS: the first this server accepted
 
     def _sample(self, request: ChatRequest) -> list[RawSample]:
         samples = []
@@ -61,9 +63,10 @@ class OpenAIModel(ChatModel):
                     **extra,
                 )
             except self._errors as exc:
-                if fmt is not None and n + 1 < len(formats) and "response_format" in str(exc):
+                status = getattr(exc, "status_code", None)
+                if fmt is not None and n + 1 < len(formats) and status == 400 and "response_format" in str(exc):
                     continue  # this server wants the schema in another form: remember the one that works
-                raise ConfigError(f"{self.model_id}: {str(exc).splitlines()[0]}") from exc
+                raise self.failure(exc, status) from exc
             if fmt is not None:
                 self._format = fmt
             return out

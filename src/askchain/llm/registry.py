@@ -40,11 +40,11 @@ def _build(name: str, settings: Settings, cache) -> ChatModel:
     spec = named_models().get(name)
     if spec:
         weights = EmbeddedWeights(**spec["embedded"])
-        path = weights.assemble(settings.paths.cache("models", "x").parent)
+        path = weights.assemble(settings.paths.models())
         context = settings.llm.context_tokens or spec["context_tokens"]
         return LlamaCppModel(
             path, name=name, context_tokens=context, threads=settings.llm.threads, cache=cache,
-            prompt_states_mb=settings.llm.prompt_states_mb,
+            sha256=weights.sha256, **_prompt_states(settings),
         )
     if name.endswith(".gguf"):
         path = Path(name).expanduser()
@@ -52,22 +52,31 @@ def _build(name: str, settings: Settings, cache) -> ChatModel:
             raise ConfigError(f"model file {path} does not exist")
         return LlamaCppModel(
             path, name=path.name, context_tokens=settings.llm.context_tokens or 8192, threads=settings.llm.threads,
-            cache=cache, prompt_states_mb=settings.llm.prompt_states_mb,
+            cache=cache, **_prompt_states(settings),
         )
     provider, _, model = name.partition(":")
     if provider == "openai" and model:
         from askchain.llm.openai_compat import OpenAIModel
 
-        return OpenAIModel(model, cache=cache)
+        return OpenAIModel(model, retries=settings.llm.max_retries, cache=cache)
     if provider == "anthropic" and model:
         from askchain.llm.anthropic import AnthropicModel
 
-        return AnthropicModel(model, cache=cache)
+        return AnthropicModel(model, retries=settings.llm.max_retries, cache=cache)
     if provider == "gemini" and model:
         from askchain.llm.gemini import GeminiModel
 
-        return GeminiModel(model, cache=cache)
+        return GeminiModel(model, retries=settings.llm.max_retries, cache=cache)
     known = ", ".join(named_models())
     raise ConfigError(
         f"unknown model '{name}': use one of {known}, a .gguf path, or <provider>:<model> with provider in {', '.join(PROVIDERS[1:])}"
     )
+
+
+def _prompt_states(settings: Settings) -> dict:
+    """Where and how much a llama.cpp model keeps of its earlier prompts' KV states, in memory and on disk."""
+    return {
+        "prompt_states_mb": settings.llm.prompt_states_mb,
+        "prompt_states_dir": settings.paths.cache("prompt_states"),
+        "prompt_states_disk_mb": settings.llm.prompt_states_disk_mb,
+    }

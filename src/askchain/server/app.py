@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Annotated, Any, AsyncIterator, Callable
 
 from askchain.config import Settings, get_settings
-from askchain.errors import AskchainError, ConfigError, DatabaseError, DatasetError, require
+from askchain.errors import AskchainError, ConfigError, DatabaseError, DatasetError, ProviderError, require
 from askchain.llm.base import ChatModel
 from askchain.llm.registry import named_models
 from askchain.server.a2a import A2ARequest, A2AResponse, generate
@@ -127,7 +127,7 @@ def create_app(
 
     @app.exception_handler(AskchainError)
     async def askchain_error(_: Request, exc: AskchainError):
-        unavailable = isinstance(exc, (DatabaseError, ConfigError, DatasetError))
+        unavailable = isinstance(exc, (DatabaseError, ConfigError, DatasetError, ProviderError))
         return JSONResponse({"detail": str(exc)}, status_code=503 if unavailable else 400)
 
     @app.exception_handler(Exception)
