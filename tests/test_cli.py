@@ -86,9 +86,9 @@ def test_ask_prints_sql_rows_the_answer_in_words_and_timing(concert_db, question
     assert out.returncode == 0, out.stderr
     lines = [line.strip() for line in out.stdout.splitlines()]
     assert lines[0].startswith("SELECT")
-    assert "fake:scripted · baseline" in lines[-1]
     answer_at = lines.index(answer_lines[0])
     assert lines[answer_at:answer_at + len(answer_lines)] == answer_lines
+    assert any("fake:scripted · baseline" in line for line in lines[answer_at:])  # the timing line follows the words
     assert any("│" in line for line in lines[:answer_at])  # the rows' table comes before the words
     assert "**" not in out.stdout  # the Markdown is rendered, not printed raw
     # progress went to stderr, one line per finished stage when stderr is not a terminal

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import sys
+import threading
+import time
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -40,6 +45,113 @@ def print_rows(columns: list[str], rows: list, limit: int = 50, title: str | Non
         console.print(f"… {len(rows) - limit} more rows")
 
 
+class AskDisplay:
+    """What `askchain ask` shows while ask() works, from its events: on stderr a live line with the running stage, its
+    seconds and the candidates and revision rounds so far, each finished stage kept as a line above it (plain lines
+    when stderr is not a terminal); on stdout, unless JSON is asked for, the SQL and rows as soon as they are chosen,
+    then the answer in words."""
+
+    def __init__(self, show_results: bool):
+        from rich.live import Live
+        from rich.spinner import Spinner
+
+        self.show_results = show_results
+        self.started = time.perf_counter()
+        self.running: dict[str, float] = {}
+        self.candidates = 0
+        self.revision_round = 0
+        self.sql: dict = {}
+        self.lock = threading.Lock()
+        self.spinner = Spinner("dots", style="cyan")
+        self.live = (Live(console=err_console, get_renderable=self._status, transient=True, refresh_per_second=8,
+                          redirect_stdout=False, redirect_stderr=False) if err_console.is_terminal else None)
+
+    def __enter__(self) -> "AskDisplay":
+        return self  # the live line starts with the first stage: a dataset build before it draws its own bar
+
+    def __exit__(self, *exc) -> None:
+        if self.live:
+            self.live.stop()
+
+    def on_event(self, event: dict) -> None:
+        kind = event.get("type")
+        if kind == "stage":
+            self._stage(event)
+        elif kind == "candidates":
+            with self.lock:
+                self.candidates += len(event.get("sql") or [])
+        elif kind == "revision":
+            with self.lock:
+                self.revision_round = event.get("round", self.revision_round)
+        elif kind == "sql":
+            self.sql = event
+        elif kind == "rows" and self.show_results:
+            with self._paused():
+                print_sql_and_rows(self.sql.get("sql"), event)
+        elif kind == "answer" and self.show_results and event.get("text"):
+            with self._paused():
+                print_answer(event["text"])
+
+    def _stage(self, event: dict) -> None:
+        name = event["stage"]
+        if event["status"] == "start":
+            with self.lock:
+                self.running[name] = time.perf_counter()
+            if self.live:
+                self.live.start()  # once: later calls do nothing
+            return
+        with self.lock:
+            self.running.pop(name, None)
+        seconds = event.get("seconds", 0)
+        err_console.print(f"[green]✓[/green] {_stage_label(name)} [dim]{seconds:.1f} s[/dim]", highlight=False)
+
+    def _status(self):
+        now = time.perf_counter()
+        with self.lock:
+            current = max(self.running.items(), key=lambda item: item[1], default=None)
+            parts = [f"{_stage_label(current[0])} {now - current[1]:.1f} s" if current else "starting"]
+            if self.candidates:
+                parts.append(f"{self.candidates} candidate{'s' if self.candidates != 1 else ''}")
+            if self.revision_round:
+                parts.append(f"revision round {self.revision_round}")
+        parts.append(f"[dim]{now - self.started:.1f} s in all[/dim]")
+        self.spinner.update(text=" · ".join(parts))
+        return self.spinner
+
+    @contextlib.contextmanager
+    def _paused(self):
+        """The live line steps aside while results go to stdout, which may be the same terminal."""
+        if self.live:
+            self.live.stop()
+        try:
+            yield
+        finally:
+            if self.live:
+                self.live.start()
+
+
+def _stage_label(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def print_sql_and_rows(sql: str | None, rows: dict) -> None:
+    if sql:
+        console.print(Syntax(sql, "sql", word_wrap=True))
+    if rows.get("error"):
+        err_console.print(f"[red]error:[/red] {escape(rows['error'])}", highlight=False)
+    elif rows.get("columns"):
+        print_rows(rows["columns"], rows["rows"])
+
+
+def print_answer(text: str) -> None:
+    from rich.markdown import Markdown
+
+    if not re.match(r"\s*(\d+\.|[-*+]) ", text):  # rich sets a list off with a blank line of its own
+        console.print()
+    console.print(Markdown(text))
+    console.print()
+
+
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question, in plain English."),
@@ -47,26 +159,38 @@ def ask(
     method: Optional[str] = typer.Option(None, "--method", "-m", help="baseline, self-consistency or pipeline (default: settings, pipeline)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name (see README)."),
     hint: str = typer.Option("", "--hint", help="Extra knowledge for the question (like BIRD's evidence)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON (progress still goes to stderr)."),
+    chart: Optional[Path] = typer.Option(None, "--chart", help="Save the result's chart to this .png or .svg file."),
 ):
-    """Answer a question: write SQL, run it read-only, print SQL, rows and timing."""
+    """Answer a question: write SQL, run it read-only, print the SQL, the rows, the answer in words and the timing."""
+    from askchain.answer.chart import chart_file_format, save_chart
     from askchain.api import ask as ask_question
 
-    result = ask_question(question, db, method=method, model=model, hint=hint, settings=_settings(model))
+    if chart is not None:
+        chart_file_format(chart)  # a wrong suffix fails now, not after the model's work
+    with AskDisplay(show_results=not as_json) as display:
+        result = ask_question(question, db, method=method, model=model, hint=hint, settings=_settings(model),
+                              on_event=display.on_event)
+    out = err_console if as_json else console
     if as_json:
         print(json.dumps(result.public(), default=str))
     else:
-        if result.sql:
-            console.print(Syntax(result.sql, "sql", word_wrap=True))
-        if result.error:
-            err_console.print(f"[red]error:[/red] {result.error}")
-        else:
-            print_rows(result.columns, result.rows)
         u = result.usage
         console.print(
             f"[dim]{result.elapsed_s:.1f} s · {u.get('prompt_tokens', 0)} prompt + {u.get('completion_tokens', 0)} "
             f"completion tokens · {result.model} · {result.method}[/dim]"
         )
+        if result.confidence:  # how sure, and beside a low answer the results other candidates gave
+            console.print(f"confidence: {result.confidence} · {'; '.join(result.confidence_reasons)}", markup=False,
+                          highlight=False, soft_wrap=True)
+            for other in result.alternatives:
+                console.print(f"alternative ({other['votes']} votes):", markup=False, highlight=False)
+                print_sql_and_rows(other["sql"], other)
+    if chart is not None:
+        if save_chart(result.columns, result.rows, chart):
+            out.print(f"Chart saved to {escape(str(chart))}", highlight=False, soft_wrap=True)
+        else:
+            out.print("[dim]No chart: it needs several rows of a time or a label with numbers beside it.[/dim]")
     raise typer.Exit(1 if result.error else 0)
 
 

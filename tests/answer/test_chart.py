@@ -3,7 +3,8 @@ from decimal import Decimal
 
 import pytest
 
-from askchain.answer.chart import MAX_BARS, ChartChoice, chart_spec, choose_chart
+from askchain.answer.chart import MAX_BARS, ChartChoice, chart_spec, choose_chart, save_chart
+from askchain.errors import AskchainError
 
 
 @pytest.mark.parametrize(
@@ -51,3 +52,27 @@ def test_bar_figure_uses_categories():
 
 def test_no_chart_spec_for_a_single_value():
     assert chart_spec(["n"], [[1]]) is None
+
+
+@pytest.mark.parametrize(
+    "name, columns, rows, magic",
+    [
+        ("blocks.png", ["day", "blocks"], [["2021-01-02", 7], ["2021-01-01", 5], ["2021-01-03", None]], b"\x89PNG"),
+        ("miners.svg", ["miner", "blocks", "uncles"], [["0xea674fdde714fd979de3edf0f56aa9716b898ec8", 9, 1], ["b", 4, 0]], b"<?xml"),
+        ("hours.PNG", ["hour", "tx"], [[h, h * 2] for h in range(24)], b"\x89PNG"),
+    ],
+)
+def test_save_chart_writes_the_file_its_suffix_names(tmp_path, name, columns, rows, magic):
+    path = tmp_path / "charts" / name
+    assert save_chart(columns, rows, path) is True
+    assert path.read_bytes().startswith(magic) and path.stat().st_size > 2000
+
+
+def test_save_chart_writes_nothing_when_no_chart_fits(tmp_path):
+    assert save_chart(["n"], [[1]], tmp_path / "one.png") is False
+    assert not (tmp_path / "one.png").exists()
+
+
+def test_save_chart_refuses_other_formats(tmp_path):
+    with pytest.raises(AskchainError, match=r"use a \.png or \.svg file name"):
+        save_chart(["day", "n"], [["2021-01-01", 1], ["2021-01-02", 2]], tmp_path / "chart.jpg")

@@ -3,8 +3,13 @@ from decimal import Decimal
 
 import pytest
 
-from askchain.answer.summary import PROMPT_ROWS, summarize, templated_answer, unsupported_numbers, whole_sentences
+from askchain.answer.summary import (
+    LIST_ROWS, PROMPT_ROWS, format_number, plain_answer, summarize, template_answer, unsupported_numbers,
+    whole_sentences,
+)
 from askchain.llm.fake import ScriptedModel
+
+MINERS = ["0xea674fdde714fd979de3edf0f56aa9716b898ec8", "0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c"]
 
 
 @pytest.mark.parametrize(
@@ -30,43 +35,167 @@ def test_unsupported_numbers(text, sources, expected):
 
 
 @pytest.mark.parametrize(
+    "value, expected",
+    [
+        (1234, "1,234"),
+        (-1234567, "-1,234,567"),
+        (1234.5678, "1,234.57"),
+        (Decimal("1234.5678"), "1,234.57"),
+        (2.0, "2"),
+        (12.999, "13"),
+        (0.25, "0.25"),
+        (-0.5, "-0.5"),
+        (0.000123456, "0.000123"),
+        (1e-20, "1e-20"),
+        (Decimal("1000000000000000000000"), "1,000,000,000,000,000,000,000"),  # wei
+        (float("nan"), "nan"),
+    ],
+)
+def test_format_number(value, expected):
+    assert format_number(value) == expected
+
+
+def _refuses(request, i):
+    raise AssertionError(f"the model was called for a templated shape: {request.template}")
+
+
+#: question, columns, rows -> the templated answer (Markdown), said without a model call.
+TEMPLATED = [
+    # one value, phrased from the question
+    ("How many failed transactions were there?", ["n"], [[1234]], "There were **1,234** failed transactions."),
+    ("How many failed transactions were there in 2021?", ["n"], [[1]], "There was **1** failed transaction in 2021."),
+    ("How many blocks were mined on 2021-01-01?", ["count(*)"], [[6543]], "**6,543** blocks were mined on 2021-01-01."),
+    ("How many addresses have been created?", ["n"], [[1]], "**1** address has been created."),
+    ("how many singers", ["count(*)"], [[6]], "There are **6** singers."),
+    ("What is the average gas price in January 2021?", ["avg_gas_price"], [[Decimal("123.456789")]],
+     "The average gas price in January 2021 is **123.46**."),
+    ("What's the biggest block?", ["number"], [[12965000]], "The biggest block is **12,965,000**."),
+    ("What were the total fees?", ["fees"], [[0.5]], "The total fees were **0.5**."),
+    # one value, named by its column when no pattern reads the question
+    ("How many transactions failed?", ["failed_transactions"], [[6]], "Failed transactions: **6**."),
+    ("Which miner mined the most blocks?", ["miner"], [[MINERS[0]]], "Miner: **0xea67…8ec8**."),
+    ("When was the first block?", ["first_day"], [[dt.date(2015, 7, 30)]], "First day: **2015-07-30**."),
+    ("What is the total value?", ["total_value"], [[None]], "Total value: no value (NULL)."),
+    ("Who sang <b>it</b>?", ["name"], [["<b>Joe</b>"]], "Name: **\\<b\\>Joe\\</b\\>**."),
+    # one row: a label and its numbers, or named values
+    ("Which miner mined the most blocks?", ["miner", "blocks"], [[MINERS[0], 1234]], "**0xea67…8ec8** — 1,234 blocks."),
+    ("Totals?", ["total_blocks", "avg_gas_used", "first_day"], [[1234, 12.3456, dt.date(2021, 1, 1)]],
+     "- **Total blocks**: 1,234\n- **Avg gas used**: 12.35\n- **First day**: 2021-01-01"),
+    # one column: its values as bullets
+    ("Which 3 stadiums are largest?", ["stadium_id"], [[4], [1], [2]], "- 4\n- 1\n- 2"),
+    ("Who holds the most?", ["address"], [[MINERS[0]], [None]], "- 0xea67…8ec8\n- NULL"),
+    # a top-N list: numbered when ranked by its first number
+    ("Which 3 miners mined the most blocks?", ["miner", "blocks"], [[MINERS[0], 1234], [MINERS[1], 999], ["Spark*Pool", 1]],
+     "1. **0xea67…8ec8** — 1,234 blocks\n2. **0x5a0b…9c4c** — 999 blocks\n3. **Spark\\*Pool** — 1 block"),
+    ("Gas per miner", ["miner_id", "miner", "gas_used", "tx"], [[7, "a", 10.5, 3], [8, "b", 9, 4]],
+     "1. **a** — gas used: 10.5, tx: 3\n2. **b** — gas used: 9, tx: 4"),
+    # ... bulleted when not ranked
+    ("Singers per country", ["country", "singers"], [["France", 1], ["USA", 4], ["NL", 2]],
+     "- **France** — 1 singer\n- **USA** — 4 singers\n- **NL** — 2 singers"),
+    # a series: first, last, low, high, and a total only where adding up means something
+    ("Blocks per day", ["day", "blocks", "avg_gas_price"],
+     [[dt.date(2021, 1, 2), 6500, 1.5], [dt.date(2021, 1, 1), 6400, 2.25], [dt.date(2021, 1, 3), 6300, None]],
+     "From 2021-01-01 to 2021-01-03 (3 values), blocks went from **6,400** to **6,300**, with a low of 6,300 "
+     "(2021-01-03) and a high of 6,500 (2021-01-02); **19,200** in total. Avg gas price went from **2.25** to **1.5**, "
+     "with a low of 1.5 (2021-01-02) and a high of 2.25 (2021-01-01)."),
+    ("Transactions by hour", ["hour", "tx"], [[h, 100 + h] for h in range(24)],
+     "From hour 0 to hour 23 (24 values), tx went from **100** to **123**, with a low of 100 (hour 0) and a high of "
+     "123 (hour 23); **2,676** in total."),
+    ("Volume by month", ["month", "volume_eth"], [["2021-02", Decimal("2.5")], ["2021-01", 1234.5]],
+     "From 2021-01 to 2021-02 (2 values), volume eth went from **1,234.5** to **2.5**, with a low of 2.5 (2021-02) "
+     "and a high of 1,234.5 (2021-01); **1,237** in total."),
+]
+
+
+@pytest.mark.parametrize("question, columns, rows, expected", TEMPLATED)
+def test_common_shapes_are_templated_without_a_model_call(question, columns, rows, expected):
+    model = ScriptedModel(_refuses)
+    assert summarize(question, "SELECT ...", columns, rows, model) == expected
+    assert model.requests == []
+
+
+@pytest.mark.parametrize("columns, row, first", [(["c", "n"], lambda i: [f"c{i}", 1000 - i], "1. **c0** — n: 1,000"),
+                                                 (["c"], lambda i: [f"c{i}"], "- c0")])
+def test_a_long_list_names_the_first_items_and_points_to_the_table(columns, row, first):
+    text = template_answer("List them", columns, [row(i) for i in range(LIST_ROWS + 1205)])
+    lines = text.splitlines()
+    assert len(lines) == LIST_ROWS + 1
+    assert lines[0] == first and lines[-1] == "… and 1,205 more (see the table)."
+
+
+@pytest.mark.parametrize(
+    "columns, rows",
+    [
+        (["name", "country", "n"], [["Joe", "France", 1], ["Ann", "USA", 2]]),  # several text columns
+        (["a", "b"], [[1, 2], [3, 4]]),  # numbers without a label or a time axis
+        (["name", "song"], [["Joe", "Hey"], ["Ann", "Ho"]]),  # no numbers
+        (["day", "n"], [["2021-01-01", 1], ["2021-01-01", 2]]),  # several rows per time: a breakdown
+        (["day", "token", "n"], [["2021-01-01", "USDT", 1], ["2021-01-02", "DAI", 2]]),  # a series per label
+    ],
+)
+def test_shapes_no_template_can_say_go_to_the_model(columns, rows):
+    assert template_answer("q", columns, rows) is None
+    model = _model("Joe leads.")
+    assert summarize("q", "SELECT ...", columns, rows, model) == "Joe leads."
+    assert [r.template for r in model.requests] == ["summarize"]
+
+
+@pytest.mark.parametrize(
     "columns, rows, expected",
     [
-        (["count(*)"], [[6]], "The answer is 6 (count(*))."),
+        (["count(*)"], [[6]], "The answer is 6 (count(\\*))."),
         (["name", "age"], [["Joe", 52]], "The result is one row: name = Joe, age = 52."),
         (["name", "age"], [["Joe", 52], ["Tribal King", 25]], "The query returned 2 rows; the first is name = Joe, age = 52."),
         (["avg"], [[2.5000001]], "The answer is 2.5 (avg)."),
         (["x"], [[None]], "The answer is NULL (x)."),
     ],
 )
-def test_templated_answer(columns, rows, expected):
-    assert templated_answer(columns, rows) == expected
+def test_plain_answer(columns, rows, expected):
+    assert plain_answer(columns, rows) == expected
 
 
 def _model(reply):
     return ScriptedModel(lambda request, i: reply)
 
 
+#: A shape only the model can put in words: two text columns beside a number.
+PAIRS = ["singer", "country", "n"]
+
+
 @pytest.mark.parametrize(
     "reply, rows, truncated, error, expected",
     [
-        ("There are 6 singers.", [[6]], False, None, "There are 6 singers."),
-        # an invented number falls back to the template
-        ("There are 60 singers.", [[6]], False, None, "The answer is 6 (n)."),
-        ("", [[6]], False, None, "The answer is 6 (n)."),
-        ("There are\n\n6 singers.", [[6]], False, None, "There are 6 singers."),
-        (
-            "The first singer is 6.",
-            [[6], [7]],
-            True,
-            None,
-            "The first singer is 6. Only the first 2 rows were kept (the row limit was reached), so the answer may be incomplete.",
-        ),
-        ("There are 6 singers.", [[6]], False, "revision gave up", "There are 6 singers. Caution: revision gave up."),
+        ("Joe from France has 6.", [["Joe", "France", 6], ["Ann", "USA", 2]], False, None, "Joe from France has 6."),
+        # an invented number falls back to the plain statement
+        ("Joe from France has 60.", [["Joe", "France", 6], ["Ann", "USA", 2]], False, None,
+         "The query returned 2 rows; the first is singer = Joe, country = France, n = 6."),
+        ("", [["Joe", "France", 6], ["Ann", "USA", 2]], False, None,
+         "The query returned 2 rows; the first is singer = Joe, country = France, n = 6."),
+        ("Joe from\n\nFrance has 6.", [["Joe", "France", 6], ["Ann", "USA", 2]], False, None, "Joe from France has 6."),
+        ("Joe has 6.", [["Joe", "France", 6], ["Ann", "USA", 2]], True, None,
+         "Joe has 6. Only the first 2 rows were kept (the row limit was reached), so the answer may be incomplete."),
+        ("Joe has 6.", [["Joe", "France", 6], ["Ann", "USA", 2]], False, "revision gave up",
+         "Joe has 6. Caution: revision gave up."),
     ],
 )
-def test_summarize(reply, rows, truncated, error, expected):
-    assert summarize("How many singers?", "SELECT count(*) FROM singer", ["n"], rows, _model(reply), truncated=truncated, error=error) == expected
+def test_model_summary_is_kept_only_when_its_numbers_are_in_the_rows(reply, rows, truncated, error, expected):
+    model = _model(reply)
+    assert summarize("Who has most?", "SELECT ...", PAIRS, rows, model, truncated=truncated, error=error) == expected
+    assert len(model.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "columns, rows, truncated, error, expected",
+    [
+        (["n"], [[6]], False, "revision gave up", "N: **6**. Caution: revision gave up."),
+        # after a list the caveat is a paragraph of its own, not part of the last item
+        (["c", "n"], [["a", 2], ["b", 1]], True, None,
+         "1. **a** — n: 2\n2. **b** — n: 1\n\nOnly the first 2 rows were kept (the row limit was reached), so the "
+         "answer may be incomplete."),
+    ],
+)
+def test_templated_answers_carry_the_caveats(columns, rows, truncated, error, expected):
+    assert summarize("q", "SELECT ...", columns, rows, ScriptedModel(_refuses), truncated=truncated, error=error) == expected
 
 
 @pytest.mark.parametrize(
@@ -80,11 +209,11 @@ def test_summarize_without_rows_makes_no_model_call(error, expected):
 
 
 def test_prompt_carries_capped_rows_and_numbers_beyond_the_cap_are_rejected():
-    rows = [[f"name{i}", 1000 + i] for i in range(PROMPT_ROWS + 5)]
+    rows = [[f"name{i}", "x", 1000 + i] for i in range(PROMPT_ROWS + 5)]
     model = _model(f"The last value is {1000 + PROMPT_ROWS + 2}.")
-    text = summarize("List values", "SELECT * FROM t", ["name", "value"], rows, model)
+    text = summarize("List values", "SELECT * FROM t", ["name", "kind", "value"], rows, model)
     prompt = model.requests[0].messages[-1][1]
-    assert f"name{PROMPT_ROWS - 1} | {1000 + PROMPT_ROWS - 1}" in prompt
+    assert f"name{PROMPT_ROWS - 1} | x | {1000 + PROMPT_ROWS - 1}" in prompt
     assert f"name{PROMPT_ROWS}" not in prompt
     assert f"first {PROMPT_ROWS} shown" in prompt
     assert text.startswith(f"The query returned {PROMPT_ROWS + 5} rows")

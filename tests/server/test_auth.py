@@ -51,7 +51,7 @@ def test_query_streams_to_the_token_holder(guarded, sse):
     response = guarded.post("/query", json={"question": "How many singers are there?"},
                             headers={"Authorization": f"bearer {TOKEN}"})  # the scheme is case-insensitive
     events = dict(sse(response.text))
-    assert events["rows"]["rows"] == [[6]] and events["answer"]["text"] == "There are 6 matching singers."
+    assert events["rows"]["rows"] == [[6]] and events["answer"]["text"] == "There are **6** singers."
 
 
 @pytest.mark.parametrize("path", OPEN_PATHS)

@@ -38,12 +38,12 @@ def test_page_asks_for_the_token_then_answers(browser, live_server, settings, fa
     page.press("#question", "Enter")
     turn = page.locator(".turn").first
     turn.locator(".turn-footer").wait_for()
-    assert turn.locator(".answer").inner_text() == "There are 6 matching singers."
+    assert turn.locator(".answer").inner_text() == "There are 6 singers."
     assert page.evaluate("sessionStorage.getItem('askchain.token')") == TOKEN
     assert ("POST", "/query", f"Bearer {TOKEN}") in sent
 
     page.reload()  # the tab keeps its token: no second prompt
     page.locator(".turn .answer").first.wait_for()  # the thread comes back through GET /threads/{id}
     assert not dialog.is_visible()
-    assert page.locator(".turn .answer").first.inner_text() == "There are 6 matching singers."
+    assert page.locator(".turn .answer").first.inner_text() == "There are 6 singers."
     assert not errors, errors

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from askchain.llm.fake import ScriptedModel
 from askchain.server.app import create_app
 
 pytestmark = pytest.mark.browser
@@ -34,7 +35,8 @@ def test_ask_follow_up_and_screenshot(browser, live_server, settings, fake_model
     page.press("#question", "Enter")
     first = page.locator(".turn").nth(0)
     first.locator(".turn-footer").wait_for()
-    assert first.locator(".answer").inner_text() == "France has the most singers, 4; United States and Netherlands have 1 each."
+    assert first.locator(".answer ol > li").all_inner_texts() == [
+        "France — 4 singers", "United States — 1 singer", "Netherlands — 1 singer"]
     assert first.locator(".stage.done").count() >= 3 and first.locator(".stage.running").count() == 0
     assert "GROUP BY" in first.locator("pre.sql").inner_text()
     assert first.locator("pre.sql .kw").count() > 3  # highlighted
@@ -49,7 +51,8 @@ def test_ask_follow_up_and_screenshot(browser, live_server, settings, fake_model
     second = page.locator(".turn").nth(1)
     second.locator(".turn-footer").wait_for()
     assert second.locator(".rewritten").inner_text() == "Interpreted as: How many singers are from France?"
-    assert second.locator(".answer").inner_text() == "There are 4 matching singers."
+    assert second.locator(".answer").inner_text() == "4 singers are from France."
+    assert second.locator(".answer strong").inner_text() == "4"
     thread_id = page.evaluate("new URL(location).searchParams.get('thread')")
     assert thread_id
 
@@ -67,3 +70,45 @@ def test_ask_follow_up_and_screenshot(browser, live_server, settings, fake_model
 
     assert not errors, errors
     assert all(url.startswith(base) or url.startswith("data:") for url in requests), [u for u in requests if not u.startswith(base)]
+
+
+def test_answer_markdown_renders_as_a_list_and_html_in_it_stays_text(browser, live_server, settings, script):
+    """A top-N answer is a list, not one paragraph; an answer's HTML (a model may write any) is shown, never run."""
+
+    def direct(request, i):
+        if "stadiums" in request.values["question"]:
+            return "```sql\nSELECT name, capacity FROM stadium ORDER BY capacity DESC\n```"
+        return "```sql\nSELECT name, song_name FROM singer WHERE country = 'France'\n```"
+
+    # no digits: the summary must pass the check that its numbers come from the rows
+    hostile = ('Claire <b>sings</b> <img src=x onerror="window.injected = \'img\'">'
+               '<script>window.injected = \'script\'</script> [more](javascript:window.injected=\'link\') '
+               '![p](https://images.example/p.png)')
+    model = ScriptedModel({**script, "direct": direct, "summarize": hostile})
+    base = live_server(create_app(settings, model))
+    page = browser.new_page()
+    requests, errors = [], []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(base)
+    page.wait_for_selector(".schema details.table")
+
+    page.fill("#question", "Which stadiums hold the most people?")
+    page.press("#question", "Enter")
+    first = page.locator(".turn").nth(0)
+    first.locator(".turn-footer").wait_for()
+    items = first.locator(".answer ol > li")
+    assert items.count() == 9  # every stadium, ranked
+    assert items.nth(0).inner_text() == "Crown Stadium — capacity: 51,000"
+    assert items.nth(0).locator("strong").inner_text() == "Crown Stadium"
+
+    page.fill("#question", "What do French singers sing?")  # two text columns: the model's words
+    page.press("#question", "Enter")
+    second = page.locator(".turn").nth(1)
+    second.locator(".turn-footer").wait_for()
+    answer = second.locator(".answer")
+    assert answer.inner_text().startswith("Claire <b>sings</b> <img src=x onerror=")
+    assert answer.locator("b, img, script, a").count() == 0
+    assert page.evaluate("window.injected") is None
+    assert not errors, errors
+    assert all(url.startswith(base) for url in requests), [u for u in requests if not u.startswith(base)]

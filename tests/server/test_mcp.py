@@ -148,7 +148,7 @@ def test_streamable_http_answers_with_the_scripted_model(shop, shop_settings, li
             assert answered["sql"].startswith("SELECT country, count(*)")
             assert answered["columns"] == ["country", "customers"]
             assert answered["rows"][0] == ["France", 2] and answered["row_count"] == 3 and not answered["truncated"]
-            assert answered["answer"] == "The answer is 2." and answered["error"] is None
+            assert answered["answer"].splitlines()[0] == "1. **France** — 2 customers" and answered["error"] is None
             assert answered["db"] == "shop" and answered["model"] == "fake:scripted" and answered["method"] == "baseline"
             assert "chart" not in answered
 

@@ -19,6 +19,8 @@ const STAGE_LABELS = {
   execute: "Execute",
   revise: "Validate & revise",
   select: "Select",
+  answerable: "Check the data has it",
+  confidence: "Confidence",
   answer: "Answer",
 };
 
@@ -111,7 +113,7 @@ class TurnView {
     this.selection = null;
     this.stageList = el("ol", { class: "stages", "aria-label": "Progress" });
     this.rewritten = el("p", { class: "rewritten", hidden: "" });
-    this.answer = el("p", { class: "answer" });
+    this.answer = el("div", { class: "answer" });
     this.answerRow = el("div", { class: "answer-row", hidden: "" }, el("span", { class: "avatar answer-avatar" }, "A"), this.answer);
     this.error = el("div", { class: "error", role: "alert", hidden: "" });
     this.chart = el("div", { class: "chart", hidden: "" });
@@ -210,7 +212,35 @@ class TurnView {
 
   showAnswer(text) {
     this.answerRow.hidden = false;
-    this.answer.textContent = text;
+    this.answer.innerHTML = renderAnswer(text);
+  }
+
+  // How sure the answer is: a badge and its reasons; beside a low one, the results other candidates gave.
+  showConfidence(event) {
+    const reasons = event.reasons || [];
+    const others = (event.alternatives || []).map((alt) => {
+      const rows = el("div", { class: "table-panel" });
+      new ResultTable(rows, alt.columns, alt.rows, alt.row_count, false);
+      return el("details", { class: "panel alternative" },
+        el("summary", {}, `Another candidate's result · ${alt.votes} vote${alt.votes === 1 ? "" : "s"} · ${alt.row_count} row${alt.row_count === 1 ? "" : "s"}`),
+        el("pre", { class: "sql" }, el("code", { html: highlightSql(alt.sql || "") })), rows);
+    });
+    this.showVerdict(el("div", { class: "confidence" },
+      el("span", { class: `badge ${event.level}`, title: reasons.join("\n") }, `${event.level} confidence`),
+      el("span", { class: "muted" }, reasons.join(" · "))), others);
+  }
+
+  // The data has no such thing: the answer says what is missing, and no SQL, rows or error stand beside it.
+  showAbstained(event) {
+    for (const part of [this.error, this.sql, this.table, this.chart, this.candidates]) part.hidden = true;
+    this.showVerdict(el("div", { class: "confidence" },
+      el("span", { class: "badge abstained" }, "not in this data"), el("span", { class: "muted" }, event.concept || "")), []);
+  }
+
+  showVerdict(badge, others) {
+    if (this.verdict) this.verdict.forEach((node) => node.remove());
+    this.verdict = [badge, ...others];
+    this.answerRow.after(...this.verdict);
   }
 
   showChart(chart) {
@@ -242,6 +272,25 @@ class TurnView {
     this.footer.textContent = parts.join(" · ");
     this.footer.hidden = false;
   }
+}
+
+// ---- The answer's Markdown ------------------------------------------------------------------------
+// The answer in words is Markdown (numbered lists, bold) from a template or a model, so it is treated as untrusted:
+// marked (vendor/) renders it with any raw HTML shown as text, then DOMPurify (vendor/) keeps only the tags an
+// answer uses: no links, images or attributes beyond a list's start, so nothing in it can run or load.
+const ANSWER_TAGS = ["p", "br", "strong", "em", "del", "code", "pre", "ol", "ul", "li", "blockquote", "hr",
+  "table", "thead", "tbody", "tr", "th", "td"];
+const answerMarkdown = new window.marked.Marked({
+  gfm: true,
+  renderer: { html: ({ text }) => escapeHtml(text) },
+});
+
+function renderAnswer(text) {
+  return window.DOMPurify.sanitize(answerMarkdown.parse(text || ""), { ALLOWED_TAGS: ANSWER_TAGS, ALLOWED_ATTR: ["start"] });
+}
+
+function escapeHtml(text) {
+  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
 
 // ---- Sortable, paginated result table -------------------------------------------------------------
@@ -327,6 +376,8 @@ function handleEvent(view, name, data) {
     case "sql": view.showSql(data); break;
     case "rows": view.showRows(data); break;
     case "answer": view.showAnswer(data.text); break;
+    case "confidence": view.showConfidence(data); break;
+    case "abstained": view.showAbstained(data); break;
     case "chart": view.showChart(data.chart); break;
     case "error": view.showError(data.message); break;
     case "done": view.showDone(data); break;
