@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+from sqlglot import exp
 
 from askchain.db.base import Engine
+from askchain.db.dialects import column_type, quoted
 from askchain.db.schema import Column, ForeignKey, Schema, Table
 from askchain.errors import DatabaseError, QueryFailed
 
@@ -69,23 +71,24 @@ class DuckDBEngine(Engine):
                     pk.update(ccols)
                 elif ctype == "FOREIGN KEY":
                     fks.append(ForeignKey(list(ccols), ref_table, list(ref_cols)))
-            q = name.replace('"', '""')
-            count = cur.execute(f'SELECT count(*) FROM "{q}"').fetchone()[0]
+            q = quoted(name, self.dialect)
+            count = cur.execute(f"SELECT count(*) FROM {q}").fetchone()[0]
             columns = [Column(c, t, d or None, self._examples(cur, q, c, t), c in pk) for c, t, d in cols]
             tables.append(Table(name, columns, fks, count, comment or None))
         return Schema(tables, self.query_dialect, self.path.stem)
 
-    @staticmethod
-    def _examples(cur, table: str, column: str, data_type: str) -> list:
-        if any(k in data_type.upper() for k in ("[]", "STRUCT", "MAP", "BLOB")):
+    def _examples(self, cur, table: str, column: str, data_type: str) -> list:
+        """A few values of a scalar column; nested and binary values say little in a prompt."""
+        if column_type(data_type, self.dialect).is_type(*exp.DataType.NESTED_TYPES, *exp.DataType.BINARY_TYPES):
             return []
-        c = column.replace('"', '""')
-        rows = cur.execute(f'SELECT DISTINCT "{c}" FROM (SELECT "{c}" FROM "{table}" LIMIT 1000) WHERE "{c}" IS NOT NULL LIMIT 3').fetchall()
+        c = quoted(column, self.dialect)
+        rows = cur.execute(
+            f"SELECT DISTINCT {c} FROM (SELECT {c} FROM {table} LIMIT 1000) WHERE {c} IS NOT NULL LIMIT 3"
+        ).fetchall()
         return [r[0] if isinstance(r[0], (int, float, str, Decimal)) or r[0] is None else str(r[0]) for r in rows]
 
     def example_rows(self, table: str, limit: int = 3) -> list[tuple]:
-        q = table.replace('"', '""')
-        return self._cursor().execute(f'SELECT * FROM "{q}" LIMIT {int(limit)}').fetchall()
+        return self._cursor().execute(f"SELECT * FROM {quoted(table, self.dialect)} LIMIT {int(limit)}").fetchall()
 
     def _run(self, sql, *, max_rows, timeout_s):
         cur = self._cursor()

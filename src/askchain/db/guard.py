@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from askchain.errors import QueryRefused
+from askchain.errors import QueryRefused, describe, first_line
 
 # Statement kinds that change data, schema, session or transaction state, or touch files.
 _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
@@ -45,13 +45,25 @@ _PATH_LIKE = re.compile(r"[/\\:]|\.(csv|tsv|parquet|json|jsonl|ndjson|txt|gz|zst
 
 
 def check_read_only(sql: str, dialect: str) -> exp.Expression:
-    """Return the parsed statement if it is a safe read-only query; raise QueryRefused otherwise."""
+    """Return the parsed statement if it is a safe read-only query; raise QueryRefused otherwise, also when the
+    check itself fails (a parser bug on odd input): the guard fails closed."""
+    try:
+        return _check(sql, dialect)
+    except QueryRefused:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever went wrong, the statement was not shown to be safe
+        raise QueryRefused(f"cannot check the SQL as {dialect}: {describe(exc)}") from exc
+
+
+def _check(sql: str, dialect: str) -> exp.Expression:
     if not sql or not sql.strip():
         raise QueryRefused("empty SQL statement")
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (ParseError, TokenError) as exc:
-        raise QueryRefused(f"cannot parse the SQL as {dialect}: {_first_line(exc)}") from exc
+        raise QueryRefused(f"cannot parse the SQL as {dialect}: {first_line(exc)}") from exc
+    except Exception as exc:  # noqa: BLE001 - sqlglot's parser fails so on some malformed SQL (`DATE_SUB(x)`)
+        raise QueryRefused(f"cannot parse the SQL as {dialect}: {describe(exc)}") from exc
     if len(statements) != 1:
         raise QueryRefused(f"exactly one statement is allowed, found {len(statements)}")
     tree = statements[0]
@@ -82,7 +94,3 @@ def _kind(node: exp.Expression) -> str:
     if isinstance(node, exp.Command):
         return f"{str(node.this).upper()} command"
     return node.key.upper()
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlglot import exp
+
+from askchain.db.dialects import quoted
+
 
 @dataclass
 class Column:
@@ -107,20 +111,20 @@ class Schema:
                 if col.examples:
                     note.append("e.g. " + _examples(col.examples))
                 comment = f"  -- {'; '.join(note)}" if note else ""
-                lines.append(f"  {_quote(col.name)} {col.type or 'TEXT'},{comment}")
+                lines.append(f"  {self._name(col.name)} {col.type or 'TEXT'},{comment}")
             if table.primary_key:
-                lines.append(f"  PRIMARY KEY ({', '.join(_quote(c) for c in table.primary_key)}),")
+                lines.append(f"  PRIMARY KEY ({', '.join(self._name(c) for c in table.primary_key)}),")
             for fk in table.foreign_keys:
                 lines.append(
-                    f"  FOREIGN KEY ({', '.join(_quote(c) for c in fk.columns)}) REFERENCES "
-                    f"{_quote(fk.ref_table)}({', '.join(_quote(c) for c in fk.ref_columns)}),"
+                    f"  FOREIGN KEY ({', '.join(self._name(c) for c in fk.columns)}) REFERENCES "
+                    f"{self._name(fk.ref_table)}({', '.join(self._name(c) for c in fk.ref_columns)}),"
                 )
             if lines:
                 lines[-1] = _drop_trailing_comma(lines[-1])
             header = f"-- {_first_sentence(table.description, 200)}\n" if table.description else ""
             if table.row_count is not None:
                 header += f"-- {table.row_count} rows\n"
-            block = f"{header}CREATE TABLE {_quote(table.display_name, table.query_name is not None)} (\n" + "\n".join(lines) + "\n);"
+            block = f"{header}CREATE TABLE {self._table_name(table)} (\n" + "\n".join(lines) + "\n);"
             rows = (example_rows or {}).get(table.name)
             if rows:
                 names = ", ".join(c.name for c in table.columns)
@@ -128,6 +132,16 @@ class Schema:
                 block += f"\n-- example rows ({names}):\n{shown}"
             blocks.append(block)
         return "\n\n".join(blocks)
+
+    def _name(self, name: str) -> str:
+        """A name quoted the dialect's way when it is not a plain word (sqlglot's test), else left bare, so prompts stay
+        plain: a keyword used as a name (`hash` in BigQuery) reads as the domains' own queries write it."""
+        identifier = exp.to_identifier(name)
+        return identifier.sql(dialect=self.dialect) if identifier.quoted else name
+
+    def _table_name(self, table: Table) -> str:
+        """A qualified name (BigQuery's `project.dataset.table`) is quoted whole, the way BigQuery documents it."""
+        return quoted(table.display_name, self.dialect) if table.query_name else self._name(table.name)
 
     def light(self) -> str:
         """One line per table: name(col type, ...) with key markers; the compact form for linking prompts."""
@@ -145,12 +159,6 @@ class Schema:
                 line += "  FK: " + "; ".join(refs)
             lines.append(line)
         return "\n".join(lines)
-
-
-def _quote(name: str, backticks: bool = False) -> str:
-    if backticks:
-        return f"`{name}`"
-    return name if name.replace("_", "").isalnum() and not name[:1].isdigit() else f'"{name}"'
 
 
 def _drop_trailing_comma(line: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from askchain.db.base import Engine
+from askchain.db.dialects import quoted
 from askchain.db.schema import Column, ForeignKey, Schema, Table
 from askchain.errors import DatabaseError, QueryFailed
 
@@ -54,28 +55,27 @@ class SQLiteEngine(Engine):
             )]
             tables = []
             for name in names:
-                q = name.replace('"', '""')
-                info = conn.execute(f'PRAGMA table_info("{q}")').fetchall()
+                q = quoted(name, self.dialect)
+                info = conn.execute(f"PRAGMA table_info({q})").fetchall()
                 columns = [Column(r[1], r[2] or "", primary_key=r[5] > 0) for r in info]
                 fks: dict[int, ForeignKey] = {}
-                for r in conn.execute(f'PRAGMA foreign_key_list("{q}")'):
+                for r in conn.execute(f"PRAGMA foreign_key_list({q})"):
                     fk = fks.setdefault(r[0], ForeignKey([], r[2], []))
                     fk.columns.append(r[3])
                     fk.ref_columns.append(r[4] or r[3])
                 for col in columns:
-                    c = col.name.replace('"', '""')
+                    c = quoted(col.name, self.dialect)
                     col.examples = [v[0] for v in conn.execute(
-                        f'SELECT DISTINCT "{c}" FROM "{q}" WHERE "{c}" IS NOT NULL LIMIT 3'
+                        f"SELECT DISTINCT {c} FROM {q} WHERE {c} IS NOT NULL LIMIT 3"
                     )]
-                count = conn.execute(f'SELECT count(*) FROM "{q}"').fetchone()[0]
+                count = conn.execute(f"SELECT count(*) FROM {q}").fetchone()[0]
                 tables.append(Table(name, columns, list(fks.values()), count))
         _resolve_fk_targets(tables)
         return Schema(tables, self.query_dialect, self.path.stem)
 
     def example_rows(self, table: str, limit: int = 3) -> list[tuple]:
         with self._connect() as conn:
-            q = table.replace('"', '""')
-            return conn.execute(f'SELECT * FROM "{q}" LIMIT {int(limit)}').fetchall()
+            return conn.execute(f"SELECT * FROM {quoted(table, self.dialect)} LIMIT {int(limit)}").fetchall()
 
     def _run(self, sql, *, max_rows, timeout_s):
         conn = self._connect()

@@ -64,9 +64,10 @@ def sqlglot_schema(schema: Schema) -> MappingSchema:
 
 
 def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = None) -> Findings:
-    """Findings about a query, never an exception: SQL sqlglot cannot parse is a syntax error, and a check that
-    fails inside (a bug, or a construct sqlglot cannot follow) is logged and becomes a warning while the other
-    checks' findings stand, so what the model writes cannot stop a question.
+    """Findings about a query, never an exception: SQL sqlglot cannot parse is a syntax error (whatever the parser
+    raised: the guard would refuse the query anyway), and a check that fails inside (a bug, or a construct sqlglot
+    cannot follow) is logged and becomes a warning while the other checks' findings stand, so what the model writes
+    cannot stop a question.
 
     The checks that resolve names against the schema work on the qualified tree (every column tied to its source);
     those about what the author wrote (their output names, SELECT *, the query's shape) read the written tree,
@@ -77,8 +78,8 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     except SqlglotError as exc:
         findings.errors.append(f"syntax error: {first_line(exc)}")
         return findings
-    except Exception as exc:  # noqa: BLE001 - a parser bug: the database judges the query instead
-        _internal_error("parse", exc, findings)
+    except Exception as exc:  # noqa: BLE001 - sqlglot's parser fails so on some malformed SQL (`DATE_SUB(x)`)
+        findings.errors.append(f"syntax error: cannot parse this as {schema.dialect} SQL ({describe(exc)})")
         return findings
     if written is None:
         findings.errors.append("empty query")
@@ -87,7 +88,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     _guarded(findings, _check_tables, written, schema, findings)
     if findings.errors:
         return findings
-    tree = _guarded(findings, _qualified, written, schema, findings) or written
+    tree = _guarded(findings, _qualify, written, schema, findings) or written
     if known_functions is not None:
         _guarded(findings, _check_functions, written, known_functions, findings)
     _guarded(findings, _check_aggregates, written, schema.dialect, findings)
@@ -99,19 +100,20 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
 
 
 def _guarded(findings: Findings, check: Callable[..., T], *args) -> T | None:
-    """Run one check; a failure inside it is recorded as a warning instead of losing the other checks' findings."""
+    """Run one check; a failure inside it is recorded as a warning instead of losing the other checks' findings.
+    A check sqlglot cannot carry out on a construct (it cannot build the query's scopes) is skipped: the checks are
+    best effort, and the database judges what they cannot."""
+    step = check.__name__.strip("_")
     try:
         return check(*args)
+    except SqlglotError as exc:
+        log.debug("validation step %s skipped: %s", step, first_line(exc))
     except Exception as exc:  # noqa: BLE001 - any bug in one check, whatever its type
-        _internal_error(check.__name__.strip("_"), exc, findings)
-        return None
-
-
-def _internal_error(step: str, exc: Exception, findings: Findings) -> None:
-    message = f"validation step {step} failed: {describe(exc)}"
-    log.warning(message)
-    log.debug(message, exc_info=exc)
-    findings.warnings.append(message)
+        message = f"validation step {step} failed: {describe(exc)}"
+        log.warning(message)
+        log.debug(message, exc_info=exc)
+        findings.warnings.append(message)
+    return None
 
 
 def _check_tables(tree: exp.Expression, schema: Schema, findings: Findings) -> None:
@@ -124,7 +126,7 @@ def _check_tables(tree: exp.Expression, schema: Schema, findings: Findings) -> N
             findings.errors.append(f"table {name} does not exist" + _did_you_mean(table.name, [t.name for t in schema.tables]))
 
 
-def _qualified(written: exp.Expression, schema: Schema, findings: Findings) -> exp.Expression | None:
+def _qualify(written: exp.Expression, schema: Schema, findings: Findings) -> exp.Expression | None:
     """The written tree with every column tied to its source, or None where sqlglot cannot qualify it (the checks
     then read the written tree); a column no source has is an error."""
     try:
@@ -255,7 +257,8 @@ def _check_text_against_numbers(tree: exp.Expression, schema: Schema, findings: 
                     joined = {t.name.lower() for t in tables.values()}
                     hint = (f"; filter on {other.name}.{text_column.name} instead"
                             + ("" if other.name.lower() in joined else f" (join {other.name})"))
-                findings.errors.append(f"{table.name}.{col.name} holds numbers ({col.type}), not text like '{word}'{hint}")
+                findings.errors.append(
+                    f"{table.name}.{col.name} holds numbers ({col.type}), not text like '{word}'{hint}")
                 return  # one such finding is enough to send the query back
 
 

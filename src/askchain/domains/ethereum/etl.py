@@ -230,8 +230,8 @@ def _merge(con, table: str, rows: list[tuple]) -> None:
     match = " AND ".join(f"t.{q[k]} IS NOT DISTINCT FROM s.{q[k]}" for k in keys)
     updates = ", ".join(f"{q[c]} = COALESCE(t.{q[c]}, s.{q[c]})" for c in columns if c not in keys)
     con.execute(f"UPDATE {table} t SET {updates} FROM stage s WHERE {match}")
-    con.execute(f"INSERT INTO {table} ({', '.join(q.values())}) SELECT {', '.join('s.' + v for v in q.values())} FROM stage s "
-                f"WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE {match})")
+    con.execute(f"INSERT INTO {table} ({', '.join(q.values())}) SELECT {', '.join('s.' + v for v in q.values())} "
+                f"FROM stage s WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE {match})")
     con.execute("DROP TABLE stage")
 
 

@@ -1,0 +1,220 @@
+"""Static validation, table-driven, on the fixture database (Spider's concert_singer schema), and the rule that
+nothing a candidate holds can crash validation, execution or the question."""
+
+import pytest
+
+from askchain.db.schema import Column, Schema, Table
+from askchain.db.sqlite import SQLiteEngine
+from askchain.generation.candidates import Candidate
+from askchain.pipeline import validate
+from askchain.pipeline.revise import execute_candidates
+from askchain.pipeline.validate import Findings, validate_sql
+
+PREFIX = "bigquery-public-data.crypto_ethereum."
+
+
+@pytest.fixture(scope="module")
+def schema(concert_db) -> Schema:
+    """The fixture database's schema as the SQLite engine introspects it (declared types, keys, foreign keys)."""
+    return SQLiteEngine(str(concert_db)).schema()
+
+
+@pytest.fixture(scope="module")
+def ethereum() -> Schema:
+    """A slice of crypto_ethereum with BigQuery's qualified names and GoogleSQL types, nested ones included."""
+    return Schema([
+        Table("blocks", [Column("number", "INT64"), Column("timestamp", "TIMESTAMP"), Column("miner", "STRING"),
+                         Column("withdrawals", "ARRAY<STRUCT<index INT64, validator_index INT64, address STRING, "
+                                               "amount STRING>>")], query_name=PREFIX + "blocks"),
+        Table("transactions", [Column("hash", "STRING"), Column("block_timestamp", "TIMESTAMP"),
+                               Column("value", "NUMERIC")], query_name=PREFIX + "transactions"),
+    ], "bigquery")
+
+
+def internal_failures(findings: Findings) -> list[str]:
+    return [w for w in findings.warnings if w.startswith("validation step")]
+
+
+# The queries of the crash reported in issue 14: any expression or word on the left of IN, columns inside IN.
+@pytest.mark.parametrize("sql,expected", [
+    ("SELECT Name FROM singer WHERE LOWER(Country) IN ('france', 'netherlands')", None),
+    ("SELECT Name FROM singer WHERE 'France' IN (Country, Name)", None),
+    ("SELECT Name FROM singer WHERE UPPER(Name) NOT IN ('JOE', 'ANN')", None),
+    ("SELECT Name FROM singer WHERE Age + 1 IN ('a', 'b')", None),  # an expression, not a column: left alone
+    ("SELECT Name FROM singer WHERE LOWER(Name) IN (SELECT LOWER(Name) FROM stadium)", None),
+    ("SELECT Name FROM singer WHERE Country IN (Name, 'France')", None),
+    ("SELECT Name FROM singer WHERE 'France' IN (Country, Age)", "singer.Age holds numbers (INT), not text like 'France'"),
+    ("SELECT Name FROM singer WHERE Age NOT IN ('young', 'old')", "singer.Age holds numbers (INT), not text like 'young'"),
+    ("SELECT s.Name FROM singer AS s WHERE s.Age IN (LOWER('X'), 'old')", "singer.Age holds numbers (INT), not text like 'old'"),
+    ("SELECT 'x' IN (1, 2) FROM singer", None),
+])
+def test_in_with_expressions_and_words_on_either_side(schema, sql, expected):
+    findings = validate_sql(sql, schema)
+    assert not internal_failures(findings), findings
+    if expected is None:
+        assert findings.ok, findings
+    else:
+        assert expected in findings.errors, findings
+
+
+@pytest.mark.parametrize("sql,expected", [
+    ("SELECT count(*) FROM singer", None),
+    ("SELECT nam FROM singer", "Column 'nam' does not exist"),
+    ("SELECT * FROM nowhere", "table nowhere does not exist"),
+    ("SELEC 1", "syntax error"),
+    ("WITH s AS (SELECT Name FROM singer) SELECT Name FROM s", None),
+    ("SELECT count(*) AS french, count(*) AS dutch FROM singer WHERE Country = 'France'",
+     "columns french and dutch both compute COUNT(*)"),
+    ("SELECT Singer_ID, Name, Singer_ID FROM singer", None),  # unnamed repeats, as some gold SQL has
+    ("SELECT count(*) AS n, count(*) AS N FROM singer", None),
+    ("SELECT count(*), count(*) FROM singer", None),  # unnamed: qualification's _col_0/_col_1 are not the author's
+    # a number column compared with words: a query that runs and finds nothing (or everything)
+    ("SELECT Name FROM stadium WHERE Capacity = 'Glebe Park'", "stadium.Capacity holds numbers (INT), not text like 'Glebe Park'"),
+    ("SELECT Stadium_ID FROM stadium WHERE Stadium_ID = 'x1'", "filter on concert.Stadium_ID instead (join concert)"),
+    ("SELECT count(*) FROM stadium AS s WHERE 'big' <> s.Capacity", "stadium.Capacity holds numbers"),
+    ("SELECT Name FROM singer WHERE Age IN (30, 'thirty')", "singer.Age holds numbers"),
+    ("SELECT Name FROM stadium WHERE Stadium_ID IN (SELECT Stadium_ID FROM concert WHERE Stadium_ID = 'Glebe')",
+     None),  # concert.Stadium_ID is text in this database
+    ("SELECT Name FROM singer WHERE Age = '32' OR Age > '1e1'", None),  # numbers written as text compare fine
+    ("SELECT Name FROM singer WHERE Name = 'Joe' OR Age > 30", None),
+    ("WITH c AS (SELECT Capacity FROM stadium) SELECT Capacity FROM c WHERE Capacity = 'big'", None),  # a CTE's column
+])
+def test_validation_errors(schema, sql, expected):
+    findings = validate_sql(sql, schema)
+    if expected is None:
+        assert findings.ok, findings
+    else:
+        assert any(expected in e for e in findings.errors), findings
+
+
+@pytest.mark.parametrize("sql,expected", [
+    ("SELECT nam FROM singer", "Column 'nam' does not exist in singer; did you mean Name"),
+    ("SELECT NaMe2 FROM singer", "Column 'NaMe2' does not exist in singer"),  # spelled as written, not normalised
+    ("SELECT T1.Stadium_ID FROM concert AS T1 JOIN singer AS T2 ON T1.concert_ID = T2.Singer_ID WHERE T2.Capacity > 1",
+     "Column 'Capacity' does not exist in singer"),
+    ("SELECT Capacity FROM singer", "(Capacity is a column of stadium)"),
+    ("SELECT count(*) FROM singers", "table singers does not exist; did you mean singer"),
+    ("SELECT T1.Name FROM stadium AS T1 JOIN concert AS T2 ON T1.Stadium_ID = T2.Stadium_ID WHERE T1.Stadium_ID = 'x1'",
+     "stadium.Stadium_ID holds numbers (INT), not text like 'x1'; filter on concert.Stadium_ID instead"),
+])
+def test_validation_names_the_closest_columns_and_tables(schema, sql, expected):
+    assert expected in validate_sql(sql, schema).summary()
+
+
+def test_validation_points_a_qualified_bigquery_column_to_its_table(ethereum):
+    """The small model's most common Ethereum mistake: `block_timestamp` (every other table) in blocks."""
+    summary = validate_sql(
+        "SELECT miner, COUNT(*) FROM `bigquery-public-data.crypto_ethereum.blocks` "
+        "WHERE block_timestamp >= TIMESTAMP '2026-01-01' GROUP BY miner", ethereum,
+    ).summary()
+    assert summary == "Column 'block_timestamp' does not exist in blocks; did you mean timestamp?"
+    summary = validate_sql(
+        "WITH top AS (SELECT miner FROM `bigquery-public-data.crypto_ethereum.blocks` WHERE block_timestamp > TIMESTAMP '2026-01-01') "
+        "SELECT t.hash FROM `bigquery-public-data.crypto_ethereum.transactions` AS t WHERE t.block_timestamp > TIMESTAMP '2026-01-01'",
+        ethereum,
+    ).summary()
+    assert summary == "Column 'block_timestamp' does not exist in blocks; did you mean timestamp?", "only the CTE lacks it"
+
+
+@pytest.mark.parametrize("sql,expected", [
+    # The fields of an UNNESTed ARRAY<STRUCT<...>> are columns: qualification sees them through the column's type.
+    ("SELECT SUM(CAST(amount AS NUMERIC)) FROM `bigquery-public-data.crypto_ethereum.blocks`, UNNEST(withdrawals)", None),
+    ("SELECT w.amount FROM `bigquery-public-data.crypto_ethereum.blocks` AS b, UNNEST(b.withdrawals) AS w", None),
+    ("SELECT amout FROM `bigquery-public-data.crypto_ethereum.blocks`, UNNEST(withdrawals)", "Column 'amout' does not exist"),
+    ("SELECT hash FROM `bigquery-public-data.crypto_ethereum.transactions` WHERE value = 'lots'",
+     "transactions.value holds numbers (NUMERIC), not text like 'lots'"),
+    ("SELECT miner FROM `bigquery-public-data.crypto_ethereum.blocks` WHERE number IN (1, 'latest')",
+     "blocks.number holds numbers (INT64), not text like 'latest'"),
+    ("SELECT miner FROM `bigquery-public-data.crypto_ethereum.blocks` WHERE LOWER(miner) IN ('0xab', '0xcd')", None),
+])
+def test_googlesql_types_as_sqlglot_reads_them(ethereum, sql, expected):
+    findings = validate_sql(sql, ethereum)
+    assert not internal_failures(findings), findings
+    if expected is None:
+        assert findings.ok, findings
+    else:
+        assert any(expected in e for e in findings.errors), findings
+
+
+@pytest.mark.parametrize("sql,warning", [
+    ("SELECT * FROM singer", "SELECT *"),
+    ("SELECT Name, count(*) FROM singer", "without GROUP BY"),
+    ("SELECT T2.Name FROM concert AS T1 JOIN singer AS T2 ON T1.concert_ID = T2.Singer_ID",
+     "join concert.concert_id = singer.singer_id is not on a foreign key"),
+    # Each scope's aliases are its own: T1 is singer in the outer query and concert in the inner one.
+    ("SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.concert_ID "
+     "WHERE T2.concert_ID IN (SELECT T1.concert_ID FROM concert AS T1)",
+     "join singer.singer_id = singer_in_concert.concert_id is not on a foreign key"),
+    ("SELECT x.n FROM (SELECT T2.Name AS n FROM concert AS T1 JOIN singer AS T2 ON T1.concert_ID = T2.Singer_ID) AS x",
+     "join concert.concert_id = singer.singer_id is not on a foreign key"),
+])
+def test_validation_warnings(schema, sql, warning):
+    findings = validate_sql(sql, schema)
+    assert findings.ok and any(warning in w for w in findings.warnings), findings
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT T1.Name FROM stadium AS T1 JOIN concert AS T2 ON T1.Stadium_ID = T2.Stadium_ID",
+    "SELECT stadium.Name FROM concert JOIN stadium ON concert.Stadium_ID = stadium.Stadium_ID",
+    "SELECT Name FROM concert JOIN stadium USING (Stadium_ID)",
+    "WITH c AS (SELECT concert_ID AS k FROM concert) SELECT s.Name FROM c JOIN singer AS s ON c.k = s.Singer_ID",
+])
+def test_joins_on_foreign_keys_or_derived_tables_are_not_flagged(schema, sql):
+    assert not any("foreign key" in w for w in validate_sql(sql, schema).warnings)
+
+
+def test_strict_dialects_make_ungrouped_aggregates_errors(schema):
+    strict = Schema(schema.tables, "duckdb", schema.name)
+    assert not validate_sql("SELECT Name, count(*) FROM singer", strict).ok
+    assert validate_sql("SELECT Name, count(*) FROM singer", schema).ok
+
+
+def test_a_failing_check_keeps_the_other_checks_findings(schema, monkeypatch, caplog):
+    def _check_text_against_numbers(*args):
+        raise AttributeError("'In' object has no attribute 'right'")
+
+    monkeypatch.setattr(validate, "_check_text_against_numbers", _check_text_against_numbers)
+    findings = validate_sql("SELECT count(*) AS a, count(*) AS b FROM singer AS T1 JOIN concert AS T2 "
+                            "ON T1.Singer_ID = T2.concert_ID WHERE T1.Age = 'old'", schema)
+    assert findings.errors == ["columns a and b both compute COUNT(*): make each compute what its name says"]
+    assert internal_failures(findings) == [
+        "validation step check_text_against_numbers failed: AttributeError: 'In' object has no attribute 'right'"]
+    assert any("foreign key" in w for w in findings.warnings), "checks after the failing one still ran"
+    assert "check_text_against_numbers failed" in caplog.text
+
+
+def test_a_failing_qualification_leaves_the_checks_the_written_tree(schema, monkeypatch):
+    def broken(*args, **kwargs):
+        raise KeyError("scope")
+
+    monkeypatch.setattr(validate, "qualify", broken)
+    findings = validate_sql("SELECT s.Name FROM singer AS s WHERE s.Age = 'old'", schema)
+    assert internal_failures(findings) == ["validation step qualify failed: KeyError: 'scope'"]
+    assert any("singer.Age holds numbers" in e for e in findings.errors)
+
+
+def test_one_failing_candidate_does_not_stop_the_others():
+    """A bug inside validating or running one candidate is recorded on it; the other candidates go on."""
+    def validate_(sql):
+        if "boom_validate" in sql:
+            raise AttributeError("'In' object has no attribute 'right'")
+        return Findings(errors=["table t does not exist"] if "bad" in sql else [])
+
+    def execute(sql):
+        if "boom_execute" in sql:
+            raise RuntimeError("engine\nexploded")
+        if "refused" in sql:
+            return None, "only read-only queries are allowed"
+        return type("Result", (), {"rows": [(1,)] if "rows" in sql else []})(), None
+
+    sqls = ["SELECT boom_validate", "SELECT boom_execute", "SELECT rows", "SELECT none", "SELECT bad", "SELECT refused"]
+    executions = execute_candidates([Candidate(sql, "test") for sql in sqls], validate_, execute)
+    assert [(ex.candidate.sql, ex.status, ex.error) for ex in executions] == [
+        ("SELECT boom_validate", "invalid", "validation failed: AttributeError: 'In' object has no attribute 'right'"),
+        ("SELECT boom_execute", "error", "execution failed: RuntimeError: engine"),
+        ("SELECT rows", "success", None),
+        ("SELECT none", "empty", None),
+        ("SELECT bad", "invalid", "table t does not exist"),
+        ("SELECT refused", "error", "only read-only queries are allowed"),
+    ]
+    assert executions[0].problem() == "validation failed: AttributeError: 'In' object has no attribute 'right'"
