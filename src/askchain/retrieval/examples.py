@@ -63,6 +63,10 @@ class PoolEntry:
         return str(uuid.UUID(hashlib.sha256(key.encode()).hexdigest()[:32]))
 
 
+#: A question file's rows marked `"split": "test"` are an evaluation set's held-out questions: never examples.
+HELD_OUT = "test"
+
+
 @dataclass(frozen=True)
 class PoolSource:
     """A file of question/SQL pairs and the file naming its databases' tables and columns."""
@@ -147,7 +151,7 @@ def _load_source(source: PoolSource, stamp: tuple, tables_stamp: tuple, cache_di
             return tuple(PoolEntry(*row) for row in json.loads(cached.read_text()))
         except (OSError, ValueError, TypeError):
             pass  # unreadable: rebuild below
-    rows = _read_rows(source.questions)
+    rows = [row for row in _read_rows(source.questions) if row.get("split") != HELD_OUT]
     entries = make_entries(
         ((r["question"], r[source.sql_field], source.db_id or r["db_id"]) for r in rows),
         _phrases_by_db(source.tables, tables_stamp),

@@ -1,0 +1,169 @@
+"""The Ethereum question bank: its shape, its held-out split, and every gold query answering on a fresh build.
+
+The build is pinned, so answers and LIMIT boundaries do not move with the calendar: a fixed chain (seed, last day)
+and a fixed "now" put in place of CURRENT_DATE() and CURRENT_TIMESTAMP(). "Now" lies inside the chain's last day,
+as on the live table, so "this week so far" and "the past 24 hours" have data. Seed 4 is a chain on which the frozen
+originals are non-trivial too: most chains have no empty block, which answers eth-014 with 0.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import date
+from decimal import Decimal
+from importlib import resources
+
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from askchain.config import get_settings
+from askchain.domains.ethereum import bank
+from askchain.domains.ethereum.dataset import build_dataset
+from askchain.domains.ethereum.engine import EthereumEngine
+from askchain.domains.ethereum.tables import DATASET, tables
+
+BUILD = dict(days=90, scale=0.003, seed=4, end=date(2026, 11, 19))
+NOW = "2026-11-18 12:00:00"  # a Wednesday: "this week so far" spans three days, "this month so far" eighteen
+
+PAIRS = bank.load_bank()
+CATEGORIES = {"blocks", "transactions", "fees", "transfers", "tokens", "nfts", "contracts", "traces", "logs", "balances"}
+DIFFICULTIES = {"simple", "moderate", "challenging"}
+ORIGINALS = [json.loads(line) for line in resources.files("askchain.domains.ethereum").joinpath(
+    "eval/questions.jsonl").read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bank") / "crypto_ethereum.duckdb"
+    build_dataset(path, progress=False, **BUILD)
+    engine = EthereumEngine(str(path), get_settings().db)
+    yield engine
+    engine.close()
+
+
+def tables_read(sql: str) -> set[str]:
+    """Qualified names of the tables a query reads (its CTEs left out)."""
+    tree = sqlglot.parse_one(sql, read="bigquery")
+    ctes = {cte.alias for cte in tree.find_all(exp.CTE)}
+    return {".".join(p.name for p in t.parts) for t in tree.find_all(exp.Table)} - ctes
+
+
+def test_pairs_are_well_formed():
+    assert len(PAIRS) >= 400
+    assert len({p["id"] for p in PAIRS}) == len(PAIRS)
+    assert len({p["question"] for p in PAIRS}) == len(PAIRS)
+    for p in PAIRS:
+        assert p["category"] in CATEGORIES and p["difficulty"] in DIFFICULTIES, p["id"]
+        assert p.get("order_matters", True) is True, p["id"]
+        read = tables_read(p["gold_sql"])
+        assert read and all(name.startswith(f"{DATASET}.") for name in read), (p["id"], read)
+
+
+def test_every_table_and_category_is_covered():
+    read = {name.rsplit(".", 1)[1] for p in PAIRS for name in tables_read(p["gold_sql"])}
+    assert read == set(tables())
+    assert {p["category"] for p in PAIRS} == CATEGORIES
+
+
+def test_the_original_questions_are_in_the_bank_verbatim():
+    by_id = {p["id"]: p for p in PAIRS}
+    for original in ORIGINALS:
+        pair = by_id[original["id"]]
+        assert (pair["question"], pair["category"], pair["difficulty"]) == (
+            original["question"], original["category"], original["difficulty"])
+        assert pair["gold_sql"] == original["gold_sql"] or "gold amended" in pair.get("notes", ""), original["id"]
+
+
+def test_the_test_split_holds_out_whole_families():
+    pool, test = bank.pool(), bank.test_split()
+    assert len(pool) + len(test) == len(PAIRS)
+    assert not {p["family"] for p in pool} & {p["family"] for p in test}
+    assert len(test) >= 100
+    assert {p["category"] for p in test} == CATEGORIES and {p["difficulty"] for p in test} == DIFFICULTIES
+    original_ids = {o["id"] for o in ORIGINALS}
+    assert sum(p["id"] in original_ids for p in pool) >= 0.9 * len(ORIGINALS)
+
+
+def test_families_gather_siblings():
+    sizes = Counter(p["family"] for p in PAIRS)
+    assert len(sizes) >= 120
+    assert sum(n >= 2 for n in sizes.values()) >= 0.95 * len(sizes)
+
+
+def pinned(sql: str) -> exp.Expression:
+    def fix(node):
+        if isinstance(node, exp.CurrentDate):
+            return exp.cast(exp.Literal.string(NOW[:10]), exp.DataType.build("DATE"))
+        if isinstance(node, (exp.CurrentTimestamp, exp.CurrentDatetime)):
+            return exp.cast(exp.Literal.string(NOW), exp.DataType.build("TIMESTAMP"))
+        return node
+
+    return sqlglot.parse_one(sql, read="bigquery").transform(fix)
+
+
+def with_sort_keys(select: exp.Select, root: exp.Expression) -> tuple[exp.Select, list[int]]:
+    """The select as a query of its own (the root's CTEs attached) and the output positions of its ORDER BY keys;
+    keys that are not output columns are added as extra columns."""
+    probe = select.copy()
+    if select is not root and root.args.get("with_") and not probe.args.get("with_"):
+        probe.set("with_", root.args["with_"].copy())
+    names = [e.alias_or_name for e in probe.expressions]
+    values = [e.unalias() for e in probe.expressions]
+    positions = []
+    for ordered in probe.args["order"].expressions:
+        key = ordered.this
+        if isinstance(key, exp.Literal) and key.is_int:
+            positions.append(int(key.name) - 1)
+        elif isinstance(key, exp.Column) and not key.table and key.name in names:
+            positions.append(names.index(key.name))
+        elif key in values:
+            positions.append(values.index(key))
+        else:
+            probe.select(key.copy().as_(f"sort_key_{len(positions)}"), copy=False)
+            positions.append(len(probe.expressions) - 1)
+    return probe, positions
+
+
+def run(engine, tree: exp.Expression) -> list[tuple]:
+    return engine.execute(tree.sql(dialect="bigquery"), max_rows=100_000).rows
+
+
+def is_number(value) -> bool:
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=[p["id"] for p in PAIRS])
+def test_gold_answers(engine, pair):
+    tree = pinned(pair["gold_sql"])
+    rows = run(engine, tree)
+    assert rows, "no rows"
+    for column in range(len(rows[0])):
+        assert any(row[column] is not None for row in rows), f"column {column} is all NULL"
+    numbers = [v for row in rows for v in row if is_number(v)]
+    assert not numbers or any(numbers), "every number is zero"
+
+    for select in tree.find_all(exp.Select):
+        limit = select.args.get("limit")
+        if not limit:
+            continue
+        n = int(limit.expression.name)
+        assert select.args.get("order"), "LIMIT without ORDER BY"
+        if select is tree:
+            assert len(rows) == n, f"a top-{n} returned {len(rows)} rows"
+        probe, keys = with_sort_keys(select, tree)
+        probe.set("limit", exp.Limit(expression=exp.Literal.number(n + 1)))
+        ranked = run(engine, probe)
+        if len(ranked) > n:
+            assert ranked[n - 1][keys[0]] != ranked[n][keys[0]], f"tie at LIMIT {n}: {ranked[n][keys[0]]!r}"
+
+    if isinstance(tree, exp.Select) and tree.args.get("order"):
+        probe, keys = with_sort_keys(tree, tree)
+        ranked = run(engine, probe)
+        width = len(rows[0])
+        for a, b in zip(ranked, ranked[1:]):
+            if [a[k] for k in keys] == [b[k] for k in keys]:
+                assert a[:width] == b[:width], f"the order of {a[:width]} and {b[:width]} is not determined"
+            if pair.get("order_matters"):
+                assert a[keys[0]] != b[keys[0]], f"order_matters, but {a[keys[0]]!r} repeats in the first sort key"
