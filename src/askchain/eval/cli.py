@@ -64,6 +64,9 @@ def _print_summary(out_dir: Path) -> None:
         f"gold failed {summary['gold_failed']} · execution errors {fmt(summary['execution_error_rate'])} · "
         f"median latency {summary['latency_s']['median']} s · oracle {fmt(summary['oracle_rate'])}"
     )
+    if summary.get("by_confidence"):
+        console.print("EX by confidence: " + " · ".join(f"{level} {fmt(row['ex'])} (n={row['n']})"
+                                                       for level, row in summary["by_confidence"].items()))
     console.print(f"runs (commit, model hash, date): {provenance_brief(summary['provenance'])}", markup=False)
     console.print(f"report: {out_dir / 'report.md'}, {out_dir / 'report.json'}, {out_dir / 'report.png'}")
 
@@ -93,11 +96,35 @@ def bird(
 @app.command()
 def eth(
     questions: Optional[Path] = typer.Option(None, "--questions", help="Questions JSONL (default: the Ethereum domain's)."),
+    split: str = typer.Option("test", "--split", help="test (held-out families, never retrievable), pool or all."),
     limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
     first: Optional[int] = FIRST, reuse: Optional[List[Path]] = REUSE, rerun: Optional[List[str]] = RERUN,
 ):
-    """The Ethereum questions on the local Ethereum database, scored Spider 2.0-style by default."""
-    _run(load_eth(questions), method, model, limit, seed, out, first, reuse, rerun)
+    """The Ethereum question bank's held-out test split on the local Ethereum database, scored Spider 2.0-style."""
+    _run(load_eth(questions, split), method, model, limit, seed, out, first, reuse, rerun)
+
+
+@app.command()
+def abstention(
+    data: Optional[Path] = typer.Option(None, "--data", help="Spider folder (default $ASKCHAIN_SHARED_DATA/spider)."),
+    limit: Optional[int] = typer.Option(40, "--limit", help="Questions drawn from each of the four sets (0: all)."),
+    seed: int = SEED, method: str = typer.Option("pipeline", "--method", "-m", help="baseline, self-consistency or pipeline."),
+    model: Optional[str] = MODEL, out: Optional[Path] = OUT,
+):
+    """Unanswerable questions (Ethereum, and Spider databases asked for columns they lack) and answerable ones
+    (Spider dev, Ethereum): abstention rate, false-abstention rate and EX by confidence level."""
+    from askchain.config import get_settings
+    from askchain.eval.abstention import run_abstention
+
+    settings = get_settings()
+    if model:
+        settings = settings.with_overrides(llm={"model": model})
+    out_dir = run_abstention(data or shared_data_dir() / "spider", method, model or settings.llm.model, settings,
+                             limit or None, seed, out,
+                             on_record=lambda r: console.print(f"[dim]{r['set']} {r['id']}: "
+                                                               f"{'abstained' if r.get('abstained') else r.get('confidence')}[/dim]"))
+    console.print((out_dir / "report.md").read_text(), markup=False)
+    console.print(f"report: {out_dir / 'report.md'}, {out_dir / 'report.json'}")
 
 
 @app.command()

@@ -148,8 +148,16 @@ def load_bird(root: Path, split: str = "dev") -> Dataset:
     return _file_dataset("bird", split, path, examples, files, "bird")
 
 
-def load_domain_questions(domain_name: str, path: Path | None = None, split: str = "default") -> Dataset:
-    """A domain's evaluation set (or the questions file `path`) over its local dataset, scored Spider 2.0-style."""
+#: The rows of a question file that are its evaluation set when rows say which `split` they are in.
+EVALUATED_SPLIT = "test"
+
+
+def load_domain_questions(domain_name: str, path: Path | None = None, split: str = EVALUATED_SPLIT) -> Dataset:
+    """A domain's evaluation set (or the questions file `path`) over its local dataset, scored Spider 2.0-style.
+
+    A file whose rows carry `split` (a question bank: `test` rows are held-out template families, `pool` rows the
+    examples retrieval may show) is evaluated on the rows of `split` (`all`: every row); a file without splits is
+    evaluated whole."""
     domain = get_domain(domain_name)
     path = Path(path) if path else domain.eval_file
     if not path.is_file():
@@ -165,6 +173,8 @@ def load_domain_questions(domain_name: str, path: Path | None = None, split: str
         missing = [k for k in ("id", "question", "gold_sql") if not isinstance(e, dict) or e.get(k) in (None, "")]
         if missing:
             raise DatasetError(f"{path}:{n} lacks field(s) {', '.join(missing)}")
+        if "split" in e and split not in ("all", "default", e["split"]):  # default: results made before the bank
+            continue
         examples.append(
             Example(
                 id=str(e["id"]),
@@ -178,13 +188,13 @@ def load_domain_questions(domain_name: str, path: Path | None = None, split: str
             )
         )
     if not examples:
-        raise DatasetError(f"{path} holds no questions")
+        raise DatasetError(f"{path} holds no questions of split '{split}'")
     return Dataset(
         domain.command, split, str(path), examples, lambda db_id, settings: domain.default_database(settings), "spider2"
     )
 
 
-def load_eth(path: Path | None = None, split: str = "default") -> Dataset:
+def load_eth(path: Path | None = None, split: str = EVALUATED_SPLIT) -> Dataset:
     """The Ethereum domain's questions (`askchain eval eth`)."""
     return load_domain_questions("ethereum", path, split)
 

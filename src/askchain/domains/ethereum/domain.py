@@ -17,8 +17,8 @@ HERE = Path(__file__).parent
 class EthereumDomain(Domain):
     name = DOMAIN_ID
     command = "eth"
-    # The hand-written questions are both the example pool and the evaluation set (retrieval leaves the evaluated
-    # question out); a question bank with a held-out split replaces these paths.
+    # The question bank is both: its `pool` rows are the example pool, its `test` rows (held-out template families,
+    # which retrieval never reads) the evaluation set.
     example_files = (HERE / "eval" / "questions.jsonl",)
     eval_file = HERE / "eval" / "questions.jsonl"
     schema_file = HERE / "schema.json"
