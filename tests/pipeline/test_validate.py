@@ -218,3 +218,12 @@ def test_one_failing_candidate_does_not_stop_the_others():
         ("SELECT refused", "error", "only read-only queries are allowed"),
     ]
     assert executions[0].problem() == "validation failed: AttributeError: 'In' object has no attribute 'right'"
+
+
+def test_a_literal_copied_from_a_shortened_example_value_is_an_error(concert_db):
+    from askchain.db import open_database
+
+    schema = open_database(str(concert_db)).schema()
+    findings = validate_sql("SELECT Name FROM singer WHERE Name = '0x00000000000000ad…'", schema)
+    assert any("shortened example" in e for e in findings.errors)
+    assert validate_sql("SELECT Name FROM singer WHERE Name = 'Joe Sharp'", schema).ok

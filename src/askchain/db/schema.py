@@ -166,12 +166,16 @@ def _drop_trailing_comma(line: str) -> str:
     return head.rstrip(",") + (sep + comment if sep else "")
 
 
+#: Marks an example value cut short in a prompt (validation refuses it as a literal).
+SHORTENED = "…"
+
+
 def _examples(values: list[Any]) -> str:
     """Example values for a prompt, spending few tokens where they say little: long strings (hashes,
     addresses) and large numbers show their format or magnitude once; small codes and names all show."""
     values = [_plain(v) for v in values]
     if any(isinstance(v, str) and len(v) > 40 for v in values):
-        return _literal(str(values[0])[:18] + "…")
+        return _literal(str(values[0])[:18] + SHORTENED)
     if any(isinstance(v, (int, float)) and abs(v) >= 10_000 for v in values) or _looks_like_time(values[0]):
         return _literal(values[0])
     return ", ".join(_literal(v) for v in values)

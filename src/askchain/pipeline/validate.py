@@ -19,7 +19,7 @@ from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.schema import MappingSchema
 
 from askchain.db.dialects import column_type, is_numeric
-from askchain.db.schema import Column, Schema, Table
+from askchain.db.schema import SHORTENED, Column, Schema, Table
 from askchain.errors import describe, first_line
 
 log = logging.getLogger(__name__)
@@ -96,6 +96,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     _guarded(findings, _check_text_against_numbers, tree, schema, findings)
     _guarded(findings, _check_joins, tree, schema, findings)
     _guarded(findings, _check_star, written, findings)
+    _guarded(findings, _check_shortened_literals, written, findings)
     return findings
 
 
@@ -153,6 +154,16 @@ def _check_functions(tree: exp.Expression, known_functions: set[str], findings: 
 def _check_star(tree: exp.Expression, findings: Findings) -> None:
     if any(isinstance(s, exp.Star) for s in (tree.selects if isinstance(tree, exp.Select) else [])):
         findings.warnings.append("SELECT * returns every column; select only the columns asked for")
+
+
+def _check_shortened_literals(tree: exp.Expression, findings: Findings) -> None:
+    """A literal copied from the schema prompt's shortened example value ('0x00000000000000ad…'): no stored value
+    ends so, so the filter finds nothing."""
+    for literal in tree.find_all(exp.Literal):
+        if literal.is_string and literal.this.endswith(SHORTENED):
+            findings.errors.append(f"'{literal.this}' is a shortened example from the schema, not a stored value: "
+                                   "use the full value (or the name it stands for) or drop the filter")
+            return
 
 
 UNRESOLVED_COLUMN = re.compile(r"Column '([^']+)' could not be resolved|Unknown column: (\S+)")

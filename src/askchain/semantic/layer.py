@@ -7,6 +7,8 @@
 A question gets only the entries whose words it uses (a 1.5B model copies a definition shown beside the question
 far better than it applies a rule buried in long notes), and the answer says which conventions it applied.
 Patterns may capture a number (`last (?P<n>\\d+) days`): `{n}` in the entry's text is filled from the question.
+An entry may carry checks: rules the SQL written for such a question must keep (a question in gwei must not divide by
+1e18), each with the message that tells the reviser what to fix.
 """
 
 from __future__ import annotations
@@ -24,6 +26,29 @@ from askchain.errors import ConfigError
 Kind = Literal["metric", "entity", "convention"]
 
 
+class Check(BaseModel):
+    """A rule on the SQL (regular expressions, case-insensitive) for a question that calls for the entry."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: The check applies only to SQL matching this (e.g. SQL reading token_transfers); none: always.
+    applies: str | None = None
+    requires: str | None = None
+    forbids: str | None = None
+    message: str
+
+    def broken_by(self, sql: str, values: dict[str, str]) -> str | None:
+        """The message when `sql` breaks the rule, else None."""
+        def found(pattern: str) -> bool:
+            return re.search(pattern.format(**values), sql, re.IGNORECASE) is not None
+
+        if self.applies and not found(self.applies):
+            return None
+        if (self.requires and not found(self.requires)) or (self.forbids and found(self.forbids)):
+            return self.message.format(**values)
+        return None
+
+
 class Entry(BaseModel):
     """One definition; `terms` are plain phrases matched as whole words, `patterns` regular expressions."""
 
@@ -37,6 +62,7 @@ class Entry(BaseModel):
     definition: str
     #: How the answer states the reading it applied (conventions); empty: not worth telling the user.
     reading: str = ""
+    checks: tuple[Check, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -53,6 +79,10 @@ class Reading:
     @property
     def reading(self) -> str:
         return self.entry.reading.format(**self.values) if self.values else self.entry.reading
+
+    def findings(self, sql: str) -> list[str]:
+        """What `sql` gets wrong about this entry, each saying the fix."""
+        return [m for check in self.entry.checks if (m := check.broken_by(sql, self.values))]
 
 
 @dataclass
@@ -95,7 +125,7 @@ def load_layer(path: Path, extra: Iterable[Entry] = ()) -> Layer:
     except (OSError, yaml.YAMLError, TypeError, ValidationError) as exc:
         raise ConfigError(f"semantic layer {path} is invalid: {str(exc).splitlines()[0]}") from exc
     for entry in entries:
-        for pattern in entry.patterns:
+        for pattern in [*entry.patterns, *(p for c in entry.checks for p in (c.applies, c.requires, c.forbids) if p)]:
             try:
                 re.compile(pattern)
             except re.error as exc:

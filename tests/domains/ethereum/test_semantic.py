@@ -50,3 +50,61 @@ def test_the_pipeline_shows_the_definitions_and_says_how_it_read_the_question(et
     assert "Definitions for this question" in prompt and "receipt_effective_gas_price" in prompt.split("Definitions")[1]
     assert result.readings == ["gwei = wei / 1e9", "yesterday = the full UTC day before today"]
     assert "Read as: gwei = wei / 1e9; yesterday = the full UTC day before today" in result.answer
+
+
+T = "`bigquery-public-data.crypto_ethereum.transactions`"
+B = "`bigquery-public-data.crypto_ethereum.blocks`"
+TT = "`bigquery-public-data.crypto_ethereum.token_transfers`"
+LAST_7 = "DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE(block_timestamp) < CURRENT_DATE()"
+YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
+
+
+@pytest.mark.parametrize("question, sql, fix", [
+    ("What was the average gas price in gwei yesterday?",
+     f"SELECT AVG(receipt_effective_gas_price) / 1e18 FROM {T} WHERE {YESTERDAY}", "divide wei by 1e9"),
+    ("What share of transactions failed in the last 7 days?",
+     f"SELECT 100 * COUNTIF(receipt_status = 0) / COUNT(*) FROM {T} WHERE {LAST_7}", "do not multiply by 100"),
+    ("What percentage of transactions failed in the last 7 days?",
+     f"SELECT SAFE_DIVIDE(COUNTIF(receipt_status = 0), COUNT(*)) FROM {T} WHERE {LAST_7}", "multiply the fraction by 100"),
+    ("How many transactions failed in the last 7 days?",
+     f"SELECT COUNT(*) FROM {T} WHERE receipt_status = 0 AND DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 30 DAY)",
+     "INTERVAL 7 DAY"),
+    ("How much ETH was burned yesterday?",
+     f"SELECT SUM(gas_used * 1) / 1e18 FROM {B} WHERE DATE(timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)",
+     "base_fee_per_gas * gas_used"),
+    ("How much USDC was moved in the last 7 days, in total?",
+     f"SELECT DATE(block_timestamp), SUM(SAFE_CAST(value AS BIGNUMERIC)) / 1e6 FROM {TT} WHERE {LAST_7} GROUP BY DATE(block_timestamp)",
+     "POWER(10, CAST(tk.decimals AS INT64))"),
+    ("How much USDC was moved in the last 7 days, in total?",
+     f"SELECT DATE(block_timestamp), COUNT(*) FROM {TT} WHERE {LAST_7} GROUP BY DATE(block_timestamp)",
+     "remove the GROUP BY per day"),
+])
+def test_domain_checks_name_the_fix(question, sql, fix):
+    findings = [f for reading in LAYER.match(question) for f in reading.findings(sql)]
+    assert any(fix in f for f in findings), findings
+
+
+@pytest.mark.parametrize("question, sql", [
+    ("What was the average gas price in gwei yesterday?",
+     f"SELECT AVG(receipt_effective_gas_price) / 1e9 FROM {T} WHERE {YESTERDAY}"),
+    ("What share of transactions failed in the last 7 days?",
+     f"SELECT SAFE_DIVIDE(COUNTIF(receipt_status = 0), COUNT(*)) FROM {T} WHERE {LAST_7}"),
+    ("How much ETH was burned yesterday?",
+     f"SELECT SUM(base_fee_per_gas * gas_used) / 1e18 FROM {B} WHERE DATE(timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"),
+    ("How many USDC transfers were there in the last 7 days?",
+     f"SELECT COUNT(*) FROM {TT} WHERE token_address = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' AND {LAST_7}"),
+])
+def test_right_queries_pass_the_domain_checks(question, sql):
+    assert [f for reading in LAYER.match(question) for f in reading.findings(sql)] == []
+
+
+def test_the_pipeline_sends_a_query_breaking_a_domain_check_to_revision(eth_engine):
+    wrong = f"SELECT AVG(receipt_effective_gas_price) / 1e18 FROM {T} WHERE {YESTERDAY}"
+    right = f"SELECT AVG(receipt_effective_gas_price) / 1e9 FROM {T} WHERE {YESTERDAY}"
+    model = ScriptedModel({"direct": f"```sql\n{wrong}\n```", "revise": f"```sql\n{right}\n```"})
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                                                             "answer": False})
+    result = ask("What was the average gas price in gwei yesterday?", eth_engine, model=model, settings=settings)
+    assert result.sql == right
+    revise = next(r for r in model.requests if r.template == "revise")
+    assert "divide wei by 1e9" in revise.messages[-1][1]

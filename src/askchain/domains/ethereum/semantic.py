@@ -8,17 +8,20 @@ import json
 from pathlib import Path
 
 from askchain.semantic import Entry, Layer, load_layer
+from askchain.semantic.layer import Check
 
 HERE = Path(__file__).parent
 
 
-def entities(known: dict) -> list[Entry]:
+def entities(known: dict, amount_checks: tuple[Check, ...] = ()) -> list[Entry]:
+    """Entries for the well-known addresses; a token's carry the token-amount checks (decimals from `tokens`)."""
     made = []
     for token in known["erc20"]:
         made.append(Entry(
             name=f"token_{token['symbol']}", kind="entity", terms=(token["symbol"], token["name"]),
             definition=(f"{token['symbol']} ({token['name']}): ERC-20 token_address = '{token['address']}'; "
                         "its amounts use tokens.decimals (JOIN tokens tk ON tk.address = tt.token_address)"),
+            checks=amount_checks,
         ))
     for nft in known["erc721"]:
         if nft["symbol"]:
@@ -51,4 +54,6 @@ def entities(known: dict) -> list[Entry]:
 
 def semantic_layer() -> Layer:
     known = json.loads((HERE / "well_known.json").read_text())
-    return load_layer(HERE / "semantic.yaml", entities(known))
+    layer = load_layer(HERE / "semantic.yaml")
+    amount = next(entry for entry in layer.entries if entry.name == "token_amount")
+    return Layer(layer.entries + entities(known, amount.checks))
