@@ -14,7 +14,7 @@ from pathlib import Path
 from askchain.errors import ConfigError
 from askchain.llm.base import ChatModel, ChatRequest, RawSample
 from askchain.llm.llamacpp_batch import PARALLEL_SEQUENCES, chat_prompt_tokens, context_params_for_batches, sample_batch
-from askchain.llm.prompt_states import PromptStates
+from askchain.llm.prompt_states import PromptStates, StateFiles, file_sha256, shared_prefix, state_key
 
 
 @dataclass
@@ -37,21 +37,26 @@ def _close_models() -> None:
         model.close()
 
 
-def _load(path: Path, context_tokens: int, threads: int | None, prompt_states_mb: int) -> _Loaded:
+def _load(model: "LlamaCppModel") -> _Loaded:
     import llama_cpp  # a core dependency, imported on first use: loading it is slow
 
     try:
         llama = llama_cpp.Llama(
-            model_path=str(path),
-            n_ctx=context_tokens,
-            n_threads=threads or os.cpu_count(),
+            model_path=str(model.path),
+            n_ctx=model.context_tokens,
+            n_threads=model.threads or os.cpu_count(),
             n_batch=512,
             verbose=False,
         )
     except ValueError as exc:
-        raise ConfigError(f"llama.cpp cannot load {path}: {exc}") from exc
+        raise ConfigError(f"llama.cpp cannot load {model.path}: {exc}") from exc
     _allow_parallel_sequences(llama)
-    return _Loaded(llama, PromptStates(prompt_states_mb << 20))
+    files = None
+    if model.prompt_states_disk_mb > 0:
+        directory = model.prompt_states_dir
+        sha256 = model.sha256 or file_sha256(model.path, directory)
+        files = StateFiles(directory, model.prompt_states_disk_mb << 20, state_key(sha256, llama.context_params))
+    return _Loaded(llama, PromptStates(model.prompt_states_mb << 20, files))
 
 
 def _allow_parallel_sequences(llama) -> None:
@@ -70,15 +75,20 @@ class LlamaCppModel(ChatModel):
     supports_json_schema = True
 
     def __init__(
-        self, path: Path, *, name: str, context_tokens: int = 8192, threads: int | None = None, cache=None,
-        prompt_states_mb: int = 1024,
+        self, path: Path, *, name: str, context_tokens: int, threads: int | None, prompt_states_mb: int,
+        prompt_states_dir: Path, prompt_states_disk_mb: int, sha256: str | None = None, cache=None,
     ):
+        """`sha256` is the model file's, when known (embedded models); otherwise it is computed once per file, as
+        the key of the prompt states saved on disk (`prompt_states_disk_mb` in `prompt_states_dir`, 0 = none)."""
         super().__init__(cache)
         self.model_id = f"llamacpp:{name}"
         self.path = path
         self.context_tokens = context_tokens
         self.threads = threads
         self.prompt_states_mb = prompt_states_mb
+        self.prompt_states_dir = prompt_states_dir
+        self.prompt_states_disk_mb = prompt_states_disk_mb
+        self.sha256 = sha256
         self._loaded: _Loaded | None = None
         self._load_lock = threading.Lock()
 
@@ -87,7 +97,7 @@ class LlamaCppModel(ChatModel):
         """The weights and context, loaded on first use and kept until `close()` (askchain.resources owns models)."""
         with self._load_lock:
             if self._loaded is None:
-                self._loaded = _load(self.path, self.context_tokens, self.threads, self.prompt_states_mb)
+                self._loaded = _load(self)
                 _live.add(self)
             return self._loaded
 
@@ -111,45 +121,64 @@ class LlamaCppModel(ChatModel):
         with loaded.lock:
             llama, states = loaded.llama, loaded.states
             prompts = [chat_prompt_tokens(llama, request.message_dicts) for request in requests]
-            states.restore_best(llama, prompts[0])
-            try:
-                if any(r.json_schema for r in requests):
-                    return [self._sample_each(llama, request) for request in requests]
-                return self._sample_side_by_side(llama, requests, prompts)
-            finally:
-                states.save(llama)
+            if any(r.json_schema for r in requests):
+                return [self._sample_each(llama, states, request, prompt) for request, prompt in zip(requests, prompts)]
+            return self._sample_side_by_side(llama, states, requests, prompts)
 
-    def _sample_each(self, llama, request: ChatRequest) -> list[RawSample]:
+    def _sample_each(self, llama, states: PromptStates, request: ChatRequest, prompt: list[int]) -> list[RawSample]:
         """Samples one after another through llama-cpp-python's chat API, for its schema-constrained decoding."""
         response_format = {"type": "json_object", "schema": request.schema} if request.json_schema else None
+        reused = states.restore_best(llama, prompt)
         samples = []
-        for i in range(request.n):
-            out = self._complete_one(llama, request, response_format, seed=request.seed + i)
-            usage = out["usage"]
-            samples.append(
-                RawSample(
-                    text=out["choices"][0]["message"]["content"] or "",
-                    prompt_tokens=usage["prompt_tokens"],
-                    completion_tokens=usage["completion_tokens"],
+        try:
+            for i in range(request.n):
+                restored = _reusable(llama, prompt)
+                out = self._complete_one(llama, request, response_format, seed=request.seed + i)
+                usage = out["usage"]
+                samples.append(
+                    RawSample(
+                        text=out["choices"][0]["message"]["content"] or "",
+                        prompt_tokens=usage["prompt_tokens"],
+                        completion_tokens=usage["completion_tokens"],
+                        restored_tokens=restored,
+                    )
                 )
-            )
+        finally:
+            states.save(llama, prompt, reused)
         return samples
 
-    def _sample_side_by_side(self, llama, requests: list[ChatRequest], prompts: list[list[int]]) -> list[list[RawSample]]:
+    def _sample_side_by_side(
+        self, llama, states: PromptStates, requests: list[ChatRequest], prompts: list[list[int]]
+    ) -> list[list[RawSample]]:
         """Every sample of every request decoded in batches of up to PARALLEL_SEQUENCES sequences; shared prompt
         prefixes are evaluated once, and each request's prompt tokens are counted once."""
         sequences = [(r, i) for r, request in enumerate(requests) for i in range(request.n)]
         samples: list[list[RawSample]] = [[] for _ in requests]
-        for first in range(0, len(sequences), PARALLEL_SEQUENCES):
-            chunk = sequences[first : first + PARALLEL_SEQUENCES]
-            options = requests[chunk[0][0]]
-            with self._context_errors():
-                outputs = sample_batch(
-                    llama, [prompts[r] for r, _ in chunk], temperature=options.temperature, top_p=options.top_p,
-                    max_tokens=options.max_tokens, stop=options.stop, seeds=[requests[r].seed + i for r, i in chunk],
-                )
-            for (r, i), (text, tokens) in zip(chunk, outputs):
-                samples[r].append(RawSample(text, prompt_tokens=len(prompts[r]) if i == 0 else 0, completion_tokens=tokens))
+        states.restore_best(llama, prompts[0])
+        held = 0  # the request whose prompt sequence 0 holds after a batch
+        restored = {held: _reusable(llama, prompts[held])}  # request -> prompt tokens in the context before its batch
+        try:
+            for first in range(0, len(sequences), PARALLEL_SEQUENCES):
+                chunk = sequences[first : first + PARALLEL_SEQUENCES]
+                held = chunk[0][0]
+                options = requests[held]
+                for r, _ in chunk:
+                    restored.setdefault(r, _reusable(llama, prompts[r]))
+                with self._context_errors():
+                    outputs = sample_batch(
+                        llama, [prompts[r] for r, _ in chunk], temperature=options.temperature, top_p=options.top_p,
+                        max_tokens=options.max_tokens, stop=options.stop, seeds=[requests[r].seed + i for r, i in chunk],
+                    )
+                for (r, i), (text, tokens) in zip(chunk, outputs):
+                    first_sample = i == 0  # a request's prompt is counted with its first sample
+                    samples[r].append(
+                        RawSample(
+                            text, prompt_tokens=len(prompts[r]) if first_sample else 0, completion_tokens=tokens,
+                            restored_tokens=restored[r] if first_sample else 0,
+                        )
+                    )
+        finally:
+            states.save(llama, prompts[held], restored[held])
         return samples
 
     def _complete_one(self, llama, request: ChatRequest, response_format, seed: int) -> dict:
@@ -175,3 +204,8 @@ class LlamaCppModel(ChatModel):
                 f"{self.model_id}: the prompt does not fit the {self.context_tokens}-token context "
                 "(raise llm.context_tokens, or let schema linking shorten the schema)"
             ) from exc
+
+
+def _reusable(llama, prompt: list[int]) -> int:
+    """Prompt tokens the context already holds: they are not evaluated again (the last one always is, for its logits)."""
+    return min(shared_prefix(llama.input_ids[: llama.n_tokens].tolist(), prompt), len(prompt) - 1)
