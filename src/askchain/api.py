@@ -57,9 +57,10 @@ def ask(
         final = run_graph(run, on_event)
     if configured.pipeline.traces:
         trace.save(settings.paths.data("traces", "x").parent)
-    selection = final["selection"]
-    sql, result, error = chosen_result(selection)
+    abstention = final.get("abstention")
+    sql, result, error = (None, None, None) if abstention else chosen_result(final["selection"])
     answered = final.get("answer") or {}
+    judged = final.get("confidence") or {}
     return AskResult(
         question=final.get("question", run.question),
         sql=sql,
@@ -75,9 +76,13 @@ def ask(
         run_id=trace.run_id,
         bytes_processed=result.bytes_processed if result else None,
         candidates=[ex.record() for ex in final.get("executions") or final.get("drafts", [])],
-        answer=answered.get("answer"),
+        answer=abstention.text if abstention else answered.get("answer"),
         chart=answered.get("chart"),
         readings=read_as(final),
+        confidence=judged.get("level"),
+        confidence_reasons=judged.get("reasons") or ([abstention.why] if abstention else []),
+        alternatives=judged.get("alternatives", []),
+        abstained=abstention is not None,
     )
 
 

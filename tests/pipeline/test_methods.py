@@ -59,7 +59,7 @@ def test_comparison_methods_are_configurations_of_the_same_stages(db, method, re
     assert result.rows == [[3]] and result.method == method
     assert len(model.requests) == requests and model.requests[0].n == n and model.requests[0].temperature == temperature
     started = [e["stage"] for e in events if e.get("status") == "start"]
-    assert started == ["build_context", "draft", "revise", "select"], "no retrieval, no answer stage"
+    assert started == ["build_context", "draft", "revise", "select", "confidence"], "no retrieval, abstention or answer"
 
 
 def test_self_consistency_lets_an_agreed_empty_result_stand(db):

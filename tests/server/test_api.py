@@ -1,4 +1,4 @@
-"""The HTTP API with a scripted model over Spider's concert_singer database."""
+"""The HTTP API with a scripted model over the fixture database (concert_singer's schema)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_query_streams_stages_then_results(client, ask):
         "start",
         "build_context:start", "build_context:end", "draft:start", "candidates", "draft:end",
         "revise:start", "revision", "revise:end", "select:start", "selected", "sql", "rows", "select:end",
-        "answer:start", "answer", "chart", "answer:end", "done",
+        "confidence:start", "confidence", "confidence:end", "answer:start", "answer", "chart", "answer:end", "done",
     ]
     data = dict(events)
     assert data["sql"]["sql"].startswith("SELECT country, count(*)")
@@ -52,9 +52,9 @@ def test_query_streams_stages_then_results(client, ask):
 def test_no_rewrite_call_without_history(client, fake_model, ask):
     events = ask(client, question="How many singers are there?")
     assert "rewrite" not in dict(events)
-    systems = [r.messages[0][1] for r in fake_model.requests]
-    assert len(systems) == 2 and not any("rewrite a follow-up" in s for s in systems)
-    assert dict(events)["answer"]["text"] == "There are 6 matching singers."
+    templates = [r.template for r in fake_model.requests]
+    assert templates[0] == "direct" and "rewrite" not in templates
+    assert dict(events)["answer"]["text"] == "There are **6** singers."  # a template's: no summary call
 
 
 def test_follow_up_is_rewritten_and_threads_survive_a_restart(settings, new_model, ask):
@@ -153,7 +153,7 @@ def test_ui_and_assets_are_served_locally(client):
     page = client.get("/")
     assert page.status_code == 200 and "<title>askchain</title>" in page.text
     assert "http://" not in page.text and "https://" not in page.text  # nothing from a CDN
-    for asset in ("/static/app.js", "/static/app.css", "/static/sql.js"):
+    for asset in ("/static/app.js", "/static/app.css", "/static/sql.js", "/static/vendor/marked.umd.js", "/static/vendor/purify.min.js"):
         assert client.get(asset).status_code == 200
     plotly = client.get("/vendor/plotly.min.js")
     assert plotly.status_code == 200 and plotly.headers["content-type"].startswith("text/javascript")

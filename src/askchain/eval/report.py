@@ -73,7 +73,26 @@ def summarize(records: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, 
         "generators": generator_stats(scored),
         "selected_right_when_some_candidate_right": _rate(sum(r["correct"][primary] for r in oracle), len(oracle)),
         "provenance": summarize_runs(records, meta),
+        "by_confidence": by_confidence(scored, primary),
     }
+
+
+def by_confidence(records: list[dict[str, Any]], comparator: str) -> dict[str, dict[str, Any]]:
+    """EX per confidence level (askchain.pipeline.confidence) of the records that carry one: calibration, since high
+    should be right far more often than low."""
+    levels: dict[str, list[bool]] = {}
+    for r in records:
+        if r.get("confidence"):
+            levels.setdefault(r["confidence"], []).append(bool(r["correct"][comparator]))
+    return {level: {"n": len(levels[level]), "ex": _rate(sum(levels[level]), len(levels[level]))}
+            for level in ("high", "medium", "low") if level in levels}
+
+
+def _confidence_lines(levels: dict[str, dict[str, Any]]) -> list[str]:
+    if not levels:
+        return []
+    return ["## EX by confidence", "", "| confidence | n | EX |", "|---|---:|---:|",
+            *(f"| {level} | {row['n']} | {_pct(row['ex'])} |" for level, row in levels.items()), ""]
 
 
 def summarize_runs(records: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
@@ -164,6 +183,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
     lat, tok = summary["latency_s"], summary["tokens_per_question"]
     lines += [
         "",
+        *_confidence_lines(summary["by_confidence"]),
         "## Errors",
         "",
         "| class | questions |",

@@ -113,7 +113,7 @@ def evaluate_example(example: Example, engine: Engine, model: ChatModel, method:
         db_id=example.db_id if example.hold_out_db else None,
         answer=False,  # the summary in words is not scored; it would only add latency and tokens
     )
-    ran = result.error is None
+    ran = result.error is None and not result.abstained  # an abstention on an answerable question is never right
     correct = judge(gold, result.columns, result.rows, example.order_matters) if ran else dict.fromkeys(COMPARATORS, False)
     judged = judge_candidates(result, engine, gold, example, comparator, correct[comparator])
     return {
@@ -132,6 +132,7 @@ def evaluate_example(example: Example, engine: Engine, model: ChatModel, method:
         "any_candidate_correct": any(c["right"] for c in judged),
         "candidates": judged,
         "run_id": result.run_id,
+        "confidence": result.confidence, "abstained": result.abstained,  # askchain.pipeline.confidence, .abstain
     }
 
 

@@ -1,5 +1,6 @@
 """The stages wired as a LangGraph graph: [rewrite] -> retrieve_context (examples, schema linking, values in
-parallel) -> draft -> [generate_sql: the other generators in parallel] -> revise -> select -> [answer].
+parallel) -> [answerable] -> draft -> [generate_sql: the other generators in parallel] -> revise -> select ->
+confidence -> [answer]. A question the data cannot answer leaves after `answerable` or `confidence` with no SQL.
 
 A graph is compiled once per configuration shape (which stages and generators run) and reused for every question:
 the question's run travels as the graph's runtime context, events leave through LangGraph's custom stream, and
@@ -37,11 +38,13 @@ class Shape:
     retrieval: tuple[str, ...]
     generators: tuple[str, ...]  # the enabled generators other than the draft's
     answer: bool
+    answerable: bool  # whether a question is checked for data the schema lacks before SQL is written
 
     @classmethod
     def of(cls, cfg: PipelineSettings) -> "Shape":
         others = tuple(name for name in stages.enabled_generators(cfg) if name != cfg.draft_generator)
-        return cls(tuple(name for name, (_, on) in RETRIEVAL.items() if on(cfg)), others, cfg.answer)
+        return cls(tuple(name for name, (_, on) in RETRIEVAL.items() if on(cfg)), others, cfg.answer,
+                   cfg.abstention != "none")
 
 
 def staged(name: str, fn: Callable[[State, Run], StageOutput]):
@@ -87,7 +90,12 @@ def compiled_graph(shape: Shape):
     graph.add_conditional_edges(START, lambda s: "rewrite" if s.get("follow_up") else "retrieve_context",
                                 ["rewrite", "retrieve_context"])
     graph.add_edge("rewrite", "retrieve_context")
-    graph.add_edge("retrieve_context", "draft")
+    if shape.answerable:  # a question the data cannot answer ends here, answered "This data has no ..."
+        graph.add_node("answerable", staged("answerable", stages.answerable))
+        graph.add_edge("retrieve_context", "answerable")
+        graph.add_conditional_edges("answerable", lambda s: END if s.get("abstention") else "draft", ["draft", END])
+    else:
+        graph.add_edge("retrieve_context", "draft")
     # without other generators, a draft whose samples disagree goes straight to revision
     widen = "revise"
     if shape.generators:
@@ -101,12 +109,14 @@ def compiled_graph(shape: Shape):
         widen = "generate_sql"
     graph.add_conditional_edges("draft", lambda s: "select" if s.get("agreed") else widen, [widen, "select"])
     graph.add_edge("revise", "select")
+    graph.add_node("confidence", staged("confidence", stages.confidence))
+    graph.add_edge("select", "confidence")
     if shape.answer:
         graph.add_node("answer", staged("answer", stages.answer))
-        graph.add_edge("select", "answer")
+        graph.add_conditional_edges("confidence", lambda s: END if s.get("abstention") else "answer", ["answer", END])
         graph.add_edge("answer", END)
     else:
-        graph.add_edge("select", END)
+        graph.add_edge("confidence", END)
     return graph.compile()
 
 
@@ -129,7 +139,7 @@ def drawable_graph(cfg: PipelineSettings):
     including those the configuration switches off."""
     every = cfg.model_copy(update={"generators": {name: g.model_copy(update={"enabled": True})
                                                   for name, g in cfg.generators.items()}})
-    full = Shape(tuple(RETRIEVAL), Shape.of(every).generators, True)
+    full = Shape(tuple(RETRIEVAL), Shape.of(every).generators, True, True)
     return compiled_graph(full).get_graph(xray=True)
 
 

@@ -27,11 +27,18 @@ class AskResult(BaseModel):
     readings: list[str] = Field(default_factory=list)
     #: Every SQL the method executed, with its outcome (for evaluation: was some candidate right?).
     candidates: list[dict[str, Any]] = Field(default_factory=list)
+    #: How sure the answer is (high, medium, low; None when it abstained) and why (askchain.pipeline.confidence).
+    confidence: str | None = None
+    confidence_reasons: list[str] = Field(default_factory=list)
+    #: With a low-confidence answer, the other candidate groups' results: {sql, votes, columns, rows, row_count}.
+    alternatives: list[dict[str, Any]] = Field(default_factory=list)
+    #: The data cannot answer the question: no SQL and no error, and `answer` says what the data lacks.
+    abstained: bool = False
 
     def public(self) -> dict[str, Any]:
         """The documented --json shape."""
         keys = ("question", "sql", "columns", "rows", "error", "usage", "elapsed_s", "run_id", "method", "model", "db",
-                "truncated", "answer", "chart", "readings")
+                "truncated", "answer", "chart", "readings", "confidence", "confidence_reasons", "alternatives", "abstained")
         data = self.model_dump(include=set(keys))
         if self.bytes_processed is not None:
             data["bytes_processed"] = self.bytes_processed

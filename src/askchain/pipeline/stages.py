@@ -19,6 +19,8 @@ from askchain.errors import ConfigError
 from askchain.generation.candidates import GENERATORS, Candidate, dedupe
 from askchain.generation.context import Example, GenerationContext
 from askchain.generation.sql_text import normalize_sql
+from askchain.pipeline import abstain, confidence as confidence_rules
+from askchain.pipeline.coverage import Coverage, coverage
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
 from askchain.pipeline.run import Run
 from askchain.pipeline.select import Selection, group_by_result, select_best
@@ -43,6 +45,8 @@ class State(TypedDict, total=False):
     agreed: bool
     executions: list[Execution]
     selection: Selection
+    abstention: abstain.Abstention  # set when the data cannot answer the question: no SQL, this answer
+    confidence: dict[str, Any]  # level, reasons, alternatives
     answer: dict[str, Any]
 
 
@@ -138,11 +142,19 @@ def sample(name: str, state: State, run: Run) -> list[Candidate]:
     return made
 
 
-def validator(run: Run) -> Callable[[str], Findings]:
-    """Static checks before execution, or none for the methods that measure the model alone."""
+def validator(run: Run, state: State) -> Callable[[str], Findings]:
+    """Static checks before execution, with the domain's checks for the definitions the question called for (a
+    question in gwei must not divide by 1e18); none for the methods that measure the model alone."""
     if not run.settings.pipeline.validation:
         return lambda sql: Findings()
-    return lambda sql: validate_sql(sql, run.schema)
+    readings = state.get("definitions", [])
+
+    def validate(sql: str) -> Findings:
+        findings = validate_sql(sql, run.schema)
+        findings.errors += [message for reading in readings for message in reading.findings(sql)]
+        return findings
+
+    return validate
 
 
 def draft(state: State, run: Run) -> StageOutput:
@@ -150,7 +162,7 @@ def draft(state: State, run: Run) -> StageOutput:
     only confirm it, so the graph goes straight to selection (adaptive test-time compute)."""
     cfg = run.settings.pipeline
     made = sample(cfg.draft_generator, state, run)
-    executions = execute_candidates(dedupe(made, run.dialect), validator(run), run.execute)
+    executions = execute_candidates(dedupe(made, run.dialect), validator(run, state), run.execute)
     agreed = draft_agrees(executions, cfg.agreement_exit, run.dialect)
     return ({"candidates": made, "drafts": executions, "agreed": agreed},
             {"candidates": [c.sql for c in made], "agreed": agreed, "executions": [ex.record() for ex in executions]})
@@ -181,7 +193,7 @@ def revise(state: State, run: Run) -> StageOutput:
 
     executions = revision_loop(
         unique, ctx=state["context"], model=run.models.factual, key=lambda sql: normalize_sql(sql, run.dialect),
-        validate=validator(run), execute=run.execute, rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions,
+        validate=validator(run, state), execute=run.execute, rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions,
         empty_answer_share=cfg.empty_answer_share, seed=run.settings.llm.seed, on_round=on_round,
         known=state.get("drafts", []),
     )
@@ -243,3 +255,70 @@ def answer(state: State, run: Run) -> StageOutput:
 def read_as(state: State) -> list[str]:
     """How the question was read, in words (the conventions its definitions applied), for the user to check."""
     return [r.reading for r in state.get("definitions", []) if r.reading]
+
+
+# ---- abstention and confidence ------------------------------------------------------------------------------------
+
+def answerable(state: State, run: Run) -> StageOutput:
+    """Whether the data can answer the question at all, before any SQL is written: the concepts the domain declares
+    absent; over a database no domain describes (`abstention: llm`), the factual model places the question's words
+    no schema word spells in columns (askchain.pipeline.abstain). A question with no such word costs no model call."""
+    question = state["question"]
+    declared = abstain.domain_concepts(run.schema)
+    found = abstain.declared_absent(question, declared)
+    words: list[str] = []
+    if not declared and run.settings.pipeline.abstention == "llm":
+        words = abstain.concept_words(coverage(question, run.schema, state.get("value_hints", [])))
+        missing = abstain.unplaced_words(question, words, state["context"], run.schema, run.models.factual,
+                                         run.settings.llm.seed) if words else []
+        if missing:
+            found = abstain.Abstention(abstain.no_data_text(missing, run.schema), "model", ", ".join(missing))
+    record = {"asked_about": words, "abstention": found.record() if found else None}
+    if found is None:
+        return {}, record
+    emit_abstention(found)
+    return {"abstention": found}, record
+
+
+def emit_abstention(found: abstain.Abstention) -> None:
+    emit({"type": "abstained", **found.record()})
+    emit({"type": "answer", "text": found.text})
+
+
+def confidence(state: State, run: Run) -> StageOutput:
+    """How sure the answer is, from the run's signals (askchain.pipeline.confidence), with the other groups' results
+    when it is low. When no candidate ran and the failures asked for columns named after words of the question that
+    the schema lacks, the question gets "This data has no ..." instead (abstention after the fact)."""
+    selection = state["selection"]
+    executions = state.get("executions") or state.get("drafts", [])
+    covered = coverage(state["question"], run.schema, state.get("value_hints", []))
+    asked_missing = abstain.failed_on_missing(executions, covered)
+    _, _, error = chosen_result(selection)
+    if run.settings.pipeline.abstention != "none" and asked_missing and error:
+        found = abstain.after_failure(state["question"], covered, asked_missing, run.schema)
+        emit_abstention(found)
+        return {"abstention": found}, {"abstention": found.record()}
+    signals = run_signals(state, selection, executions, covered, asked_missing, error)
+    judged = confidence_rules.assess(signals, run.settings.confidence)
+    shown = confidence_rules.alternatives(selection, run.settings.confidence) if judged.level == "low" else []
+    out = {"level": judged.level, "reasons": list(judged.reasons), "alternatives": shown}
+    emit({"type": "confidence", **out})
+    return {"confidence": out}, {**out, "signals": signals}
+
+
+def run_signals(state: State, selection: Selection, executions: list[Execution], covered: Coverage,
+                asked_missing: list[str], error: str | None) -> confidence_rules.Signals:
+    chosen = selection.chosen
+    group = confidence_rules.chosen_group(selection)
+    return confidence_rules.Signals(
+        samples=confidence_rules.sampled_votes(executions),
+        votes=group.votes if group else (chosen.candidate.votes if chosen else 0),
+        agreed_early=bool(state.get("agreed")),
+        revisions=chosen.candidate.round if chosen else 0,
+        warnings=tuple(chosen.findings.warnings) if chosen else (),
+        empty=bool(chosen and chosen.status == "empty"),
+        error=error,
+        coverage=covered.share,
+        missing_terms=covered.missing,
+        asked_missing=tuple(asked_missing),
+    )

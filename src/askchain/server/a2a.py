@@ -22,6 +22,7 @@ from sqlglot.errors import SqlglotError
 from askchain.api import ask
 from askchain.db.base import Engine
 from askchain.db.connect import open_database
+from askchain.db.dialects import quoted
 from askchain.server.turn import Services
 
 NAME = Field(min_length=1, max_length=200)
@@ -103,6 +104,8 @@ def generate(services: Services, request: A2ARequest, method: str) -> A2ARespons
     where = f"database '{attached}'" if attached else f"an empty {engine.dialect} copy of the {len(request.db_schema.tables)} given tables"
     check = f"it failed there: {result.error}" if result.error else "it ran there without error"
     reasoning = f"{method} SQL generation with {model.model_id} in {dialect}; checked by running it on {where}: {check}."
+    if result.abstained:  # the data cannot answer the question: no SQL, and the reasoning says what is missing
+        reasoning = f"{method} SQL generation with {model.model_id} wrote no SQL: {result.answer}"
     return A2AResponse(sql=result.sql or "", reasoning=reasoning, task_id=request.task_id, error=result.error)
 
 
@@ -132,11 +135,11 @@ def empty_engine(schema: A2ASchema, dialect: str, directory: Path, limits) -> En
             if local.lower() != qualified.lower():
                 table_map[qualified.lower()] = local
             columns = _unique(table.columns)
-            typed = ", ".join(f"{_quote(c.name)} {_column_type(c.type, dialect, engine_dialect)}" for c in columns)
+            typed = ", ".join(f"{quoted(c.name, engine_dialect)} {_column_type(c.type, dialect, engine_dialect)}" for c in columns)
             try:
-                conn.execute(f"CREATE TABLE {_quote(local)} ({typed})")
+                conn.execute(f"CREATE TABLE {quoted(local, engine_dialect)} ({typed})")
             except (sqlite3.Error, duckdb.Error):  # a declared type the engine rejects: keep the table, as text
-                conn.execute(f"CREATE TABLE {_quote(local)} ({', '.join(_quote(c.name) + ' VARCHAR' for c in columns)})")
+                conn.execute(f"CREATE TABLE {quoted(local, engine_dialect)} ({', '.join(quoted(c.name, engine_dialect) + ' VARCHAR' for c in columns)})")
         conn.commit()
     return open_database(str(path), limits, query_dialect=dialect, table_map=table_map)
 
@@ -173,5 +176,3 @@ def _column_type(declared: str | None, dialect: str, engine_dialect: str) -> str
         return "VARCHAR"
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
