@@ -18,7 +18,7 @@ def test_badges_alternatives_and_an_abstention(browser, live_server, settings, s
     model = ScriptedModel({**script, "direct": lambda request, i: f"```sql\n{SPLIT[i % 3]}\n```",
                            "place_words": '{"ticket price": "none"}'})
     pipeline = settings.with_overrides(pipeline={"method": "pipeline", "examples_k": 0, "value_retrieval": False,
-                                                 "semantic_layer": False})
+                                                 "semantic_layer": False, "abstention": "llm"})
     base = live_server(create_app(pipeline, model))
     page = browser.new_page()
     errors = []

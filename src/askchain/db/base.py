@@ -51,9 +51,9 @@ class Engine(ABC):
     table_map: dict[str, str] = field(default_factory=dict)
     #: Domain knowledge to carry into prompts with the schema.
     notes: str = ""
-    #: The id the schema goes by when a domain's data is behind the engine (so the domain's examples are found for
+    #: The domain whose data is behind the engine: its id names the schema (so the domain's examples are found for
     #: it, whatever the file or dataset is called); empty: the database's own name.
-    schema_name: str = ""
+    domain_id: str = ""
 
     dialect: str = ""  # the engine's own sqlglot dialect (class-level data)
 
@@ -68,7 +68,7 @@ class Engine(ABC):
             if self._schema is None:
                 self._schema = self._introspect()
                 self._schema.notes = self.notes
-                self._schema.name = self.schema_name or self._schema.name
+                self._schema.name = self.domain_id or self._schema.name
                 self._schema.dialect = self.query_dialect
                 for table in self._schema.tables:
                     table.query_name = table.query_name or self._query_names().get(table.name)

@@ -32,7 +32,7 @@ def open_database(location: str, limits: DBSettings | None = None, **options) ->
             engine = BigQueryEngine(location, limits, **options)
             domain = domain_for_dataset(engine.dataset)
             if domain:
-                engine.notes, engine.schema_name = domain.notes(), domain.name
+                engine.notes, engine.domain_id = domain.notes(), domain.name
             return engine
         if scheme in ("sqlite", "duckdb"):
             return _open_file(rest.lstrip("/") and "/" + rest.lstrip("/") if rest.startswith("/") else rest, limits, scheme, options)

@@ -57,7 +57,7 @@ class EthereumEngine(DuckDBEngine):
     query_dialect: str = "bigquery"
     table_map: dict[str, str] = field(default_factory=table_map)
     notes: str = field(default_factory=knowledge)
-    schema_name: str = DOMAIN_ID
+    domain_id: str = DOMAIN_ID
 
     def _introspect(self) -> Schema:
         """DuckDB's view, with BigQuery's types and descriptions so prompts show GoogleSQL types, named by the domain
