@@ -16,6 +16,7 @@ from askchain.db.base import QueryResult
 from askchain.generation.context import Example, GenerationContext
 from askchain.generation.sql_text import END_OF_SQL_BLOCK, extract_sql, normalize_sql
 from askchain.llm.base import ChatModel
+from askchain.resources import Bounded
 
 Executor = Callable[[str], "tuple[QueryResult | None, str | None]"]
 
@@ -107,14 +108,15 @@ class SyntheticExamples(BaseModel):
     examples: list[SyntheticExample]
 
 
-_synthetic_memo: dict[tuple[str, str], list[Example]] = {}
+#: Examples written per (model, schema), bounded: a server answering over many databases must not grow it forever.
+_synthetic_memo: Bounded[list[Example]] = Bounded(16)
 
 
 def synthetic_examples(ctx: GenerationContext, model: ChatModel, count: int, execute: Executor) -> list[Example]:
     """CHASE-SQL's online examples, written once per schema (memoised; the response cache keeps them on disk)
     and kept only if they run and return rows."""
-    key = (model.model_id, ctx.schema_text)
-    if key not in _synthetic_memo:
+
+    def write() -> list[Example]:
         schema_only = GenerationContext(ctx.question, ctx.dialect, ctx.dialect_label, ctx.schema_text, ctx.notes)
         reply = model.complete(
             schema_only.messages("askchain.generation", "synthetic_examples", count=count),
@@ -125,8 +127,9 @@ def synthetic_examples(ctx: GenerationContext, model: ChatModel, count: int, exe
             result, error = execute(ex.sql)
             if error is None and result is not None and result.rows:
                 examples.append(Example(ex.question, ex.sql))
-        _synthetic_memo[key] = examples
-    return _synthetic_memo[key]
+        return examples
+
+    return _synthetic_memo.get((model.model_id, ctx.schema_text), write)
 
 
 def synthetic(ctx, model, cfg, seed, execute) -> list[Candidate]:
