@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.llm, pytest.mark.timeout(900)]
 @pytest.fixture
 def served(settings, serve_command):
     """`askchain serve` over concert_singer."""
-    location = settings.pipeline.get("databases")["concert_singer"]
+    location = settings.server.databases["concert_singer"]
     return serve_command("--db", f"concert_singer={location}")
 
 
@@ -33,7 +33,7 @@ def test_question_and_follow_up_with_the_embedded_model(served, sse):
     first = query(served, sse, question="How many singers are there?")
     assert "error" not in first, first.get("error")
     assert "rewrite" not in first
-    assert {"generate", "execute", "answer"} <= {e["stage"] for e in first["stage"]}
+    assert {"draft", "select", "answer"} <= {e["stage"] for e in first["stage"]}
     assert "singer" in first["sql"][0]["sql"].lower()
     assert first["rows"][0]["rows"] == [[6]]
     assert first["answer"][0]["text"]
