@@ -64,8 +64,10 @@ class OpenAIModel(RemoteModel):
                 )
             except self._errors as exc:
                 status = getattr(exc, "status_code", None)
-                if fmt is not None and n + 1 < len(formats) and status == 400 and "response_format" in str(exc):
-                    continue  # this server wants the schema in another form: remember the one that works
+                # this server wants the schema in another form (llama.cpp's server refuses `json_schema` with a 500
+                # naming response_format): try the next, and remember the one that works
+                if fmt is not None and n + 1 < len(formats) and status in (400, 422, 500) and "response_format" in str(exc):
+                    continue
                 raise self.failure(exc, status) from exc
             if fmt is not None:
                 self._format = fmt
