@@ -139,7 +139,8 @@ class Settings(BaseSettings):
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):
-        files = [DEFAULTS_FILE] + ([user_settings_file()] if user_settings_file() else [])
+        user = user_settings_file()
+        files = [DEFAULTS_FILE] + ([user] if user else [])
         return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_file=files, deep_merge=True))
 
     def with_overrides(self, **sections: dict[str, Any]) -> "Settings":

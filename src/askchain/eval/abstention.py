@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from askchain.config import Settings
 from askchain.errors import DatasetError
-from askchain.eval.datasets import Dataset, Example, load_eth, load_spider
+from askchain.eval.datasets import Dataset, Example, load_eth, load_spider, question_lines
 from askchain.eval.provenance import dataset_provenance, model_label, run_entry
 from askchain.eval.report import by_confidence
 from askchain.eval.results import META_FILE, RESULTS_FILE, RUN_KEY, read_meta, read_results, write_meta
@@ -41,17 +41,9 @@ class QuestionSet:
 
 def read_unanswerable(path: Path, default_db: str | None = None) -> tuple[list[Example], dict[str, dict[str, str]]]:
     """Unanswerable questions as JSON lines {id, question, reason, db_id (or the domain's), concept?}."""
-    if not path.is_file():
-        raise DatasetError(f"question file {path} does not exist")
     examples, reasons = [], {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}:{n} is not valid JSON: {exc.msg}") from exc
-        db_id = entry.get("db_id") or default_db
+    for n, entry in question_lines(path):
+        db_id = (entry.get("db_id") if isinstance(entry, dict) else None) or default_db
         if not (isinstance(entry, dict) and entry.get("id") and entry.get("question") and entry.get("reason") and db_id):
             raise DatasetError(f"{path}:{n} needs id, question, reason and db_id")
         examples.append(Example(str(entry["id"]), db_id, entry["question"], gold_sql=""))

@@ -12,7 +12,7 @@ import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from askchain.config import Settings, shared_data_dir
 from askchain.db.base import Engine
@@ -152,6 +152,19 @@ def load_bird(root: Path, split: str = "dev") -> Dataset:
 EVALUATED_SPLIT = "test"
 
 
+def question_lines(path: Path) -> Iterator[tuple[int, dict]]:
+    """A question file's JSON lines with their line numbers; a missing file or a bad line is a one-line error."""
+    if not path.is_file():
+        raise DatasetError(f"dataset file {path} does not exist")
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}:{n} is not valid JSON: {exc.msg}") from exc
+
+
 def load_domain_questions(domain_name: str, path: Path | None = None, split: str = EVALUATED_SPLIT) -> Dataset:
     """A domain's evaluation set (or the questions file `path`) over its local dataset, scored Spider 2.0-style.
 
@@ -160,16 +173,8 @@ def load_domain_questions(domain_name: str, path: Path | None = None, split: str
     evaluated whole."""
     domain = get_domain(domain_name)
     path = Path(path) if path else domain.eval_file
-    if not path.is_file():
-        raise DatasetError(f"dataset file {path} does not exist")
     examples = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            e = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}:{n} is not valid JSON: {exc.msg}") from exc
+    for n, e in question_lines(path):
         missing = [k for k in ("id", "question", "gold_sql") if not isinstance(e, dict) or e.get(k) in (None, "")]
         if missing:
             raise DatasetError(f"{path}:{n} lacks field(s) {', '.join(missing)}")

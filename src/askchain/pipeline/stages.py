@@ -39,6 +39,7 @@ class State(TypedDict, total=False):
     value_hints: list[str]
     definitions: list[Reading]
     context: GenerationContext
+    coverage: Coverage
     candidates: list[Candidate]  # the draft's samples
     generated: Annotated[list[Candidate], operator.add]  # the other generators' candidates
     drafts: list[Execution]
@@ -113,7 +114,8 @@ def find_definitions(state: State, run: Run) -> StageOutput:
 
 
 def build_context(state: State, run: Run) -> StageOutput:
-    """The prompt prefix every generator, reviser and judge shares: the (linked) schema, notes, hints, examples."""
+    """The prompt prefix every generator, reviser and judge shares: the (linked) schema, notes, hints, examples; and
+    how much of the question the schema speaks about, which abstention and confidence read."""
     schema = run.schema
     linked = state.get("linked") or {}
     question = f"{state['question']}\n-- Hint: {run.hint}" if run.hint else state["question"]
@@ -122,7 +124,8 @@ def build_context(state: State, run: Run) -> StageOutput:
         value_hints=state.get("value_hints", []), examples=state.get("examples", []), db_id=schema.db_id,
         definitions=[r.definition for r in state.get("definitions", [])],
     )
-    return {"context": ctx}, {"schema_tokens": estimate_tokens(ctx.schema_text), "linked": linked}
+    covered = coverage(state["question"], schema, state.get("value_hints", []))
+    return {"context": ctx, "coverage": covered}, {"schema_tokens": estimate_tokens(ctx.schema_text), "linked": linked}
 
 
 # ---- generation ---------------------------------------------------------------------------------------------------
@@ -268,7 +271,7 @@ def answerable(state: State, run: Run) -> StageOutput:
     found = abstain.declared_absent(question, declared)
     words: list[str] = []
     if not declared and run.settings.pipeline.abstention == "llm":
-        words = abstain.concept_words(coverage(question, run.schema, state.get("value_hints", [])))
+        words = abstain.concept_words(state["coverage"])
         missing = abstain.unplaced_words(question, words, state["context"], run.schema, run.models.factual,
                                          run.settings.llm.seed) if words else []
         if missing:
@@ -291,7 +294,7 @@ def confidence(state: State, run: Run) -> StageOutput:
     the schema lacks, the question gets "This data has no ..." instead (abstention after the fact)."""
     selection = state["selection"]
     executions = state.get("executions") or state.get("drafts", [])
-    covered = coverage(state["question"], run.schema, state.get("value_hints", []))
+    covered = state["coverage"]
     asked_missing = abstain.failed_on_missing(executions, covered)
     _, _, error = chosen_result(selection)
     if run.settings.pipeline.abstention != "none" and asked_missing and error:
