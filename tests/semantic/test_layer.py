@@ -12,7 +12,9 @@ LAYER = Layer([
     Entry(name="burned", kind="metric", terms=("ETH burned", "burned"), definition="burned = base fee * gas used"),
     Entry(name="days", kind="convention", patterns=(r"\blast\s+(?P<n>\d+)\s+days\b",),
           definition="last {n} days: DATE_SUB(CURRENT_DATE(), INTERVAL {n} DAY)", reading="last {n} days = {n} full days"),
-    Entry(name="share", kind="convention", terms=("share",), definition="a fraction 0-1", reading="share = 0-1"),
+    Entry(name="share", kind="convention", terms=("share",), definition="a fraction 0-1", reading="share = 0-1",
+          yields_to=("percent",)),
+    Entry(name="percent", kind="convention", terms=("in percent",), definition="0-100"),
     Entry(name="usdc", kind="entity", terms=("USDC", "USD Coin"), definition="USDC = 0xa0b8"),
 ])
 
@@ -24,6 +26,7 @@ LAYER = Layer([
     ("usdc holders", ["usdc"]),  # case-insensitive
     ("shares of ETH-based tokens", []),  # whole words only: not "share" in "shares", not "ETH" in "ETH-based"
     ("How many blocks?", []),
+    ("What share of blocks, in percent?", ["percent"]),  # a share asked in percent is a percentage
 ])
 def test_entries_are_matched_as_whole_phrases_longest_first(question, names):
     assert [r.entry.name for r in LAYER.match(question)] == names
@@ -42,4 +45,7 @@ def test_a_broken_layer_file_is_a_one_line_error(tmp_path):
         load_layer(bad)
     bad.write_text("entries:\n  - name: x\n    kind: metric\n    definition: d\n    patterns: ['(unclosed']\n")
     with pytest.raises(ConfigError, match="bad pattern"):
+        load_layer(bad)
+    bad.write_text("entries:\n  - name: x\n    kind: metric\n    definition: d\n    yields_to: [y]\n")
+    with pytest.raises(ConfigError, match=r"entry x yields to unknown entries \['y'\]"):
         load_layer(bad)

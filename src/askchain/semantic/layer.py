@@ -63,6 +63,9 @@ class Entry(BaseModel):
     #: How the answer states the reading it applied (conventions); empty: not worth telling the user.
     reading: str = ""
     checks: tuple[Check, ...] = ()
+    #: Entries that, called for by the same question, make this one the wrong reading ("share, in percent" is a
+    #: percentage; "NFT sales volume" is not a token amount).
+    yields_to: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,7 @@ class Layer:
 
     def match(self, question: str, limit: int = 8) -> list[Reading]:
         """The entries `question` calls for, in the order they appear in it; the longest match wins a span (the
-        first entry on a tie), so "ETH burned" is not also read as "ETH"."""
+        first entry on a tie), so "ETH burned" is not also read as "ETH", and an entry yields to those it names."""
         found: list[tuple[int, int, Reading]] = []
         for entry, patterns in self._terms:
             for pattern in patterns:
@@ -109,7 +112,9 @@ class Layer:
             inside = any(s <= start and end <= e for s, e, _ in chosen)
             if not inside and all(r.entry.name != reading.entry.name for _, _, r in chosen):
                 chosen.append((start, end, reading))
-        return [reading for _, _, reading in sorted(chosen, key=lambda c: c[0])][:limit]
+        names = {reading.entry.name for _, _, reading in chosen}
+        return [reading for _, _, reading in sorted(chosen, key=lambda c: c[0])
+                if not names.intersection(reading.entry.yields_to)][:limit]
 
 
 def _term_pattern(term: str) -> re.Pattern:
@@ -130,4 +135,9 @@ def load_layer(path: Path, extra: Iterable[Entry] = ()) -> Layer:
                 re.compile(pattern)
             except re.error as exc:
                 raise ConfigError(f"semantic layer {path}: entry {entry.name} has a bad pattern {pattern!r}: {exc}") from exc
-    return Layer(entries + list(extra))
+    layer = Layer(entries + list(extra))
+    names = {entry.name for entry in layer.entries}
+    for entry in layer.entries:
+        if unknown := set(entry.yields_to) - names:
+            raise ConfigError(f"semantic layer {path}: entry {entry.name} yields to unknown entries {sorted(unknown)}")
+    return layer

@@ -98,6 +98,14 @@ def test_the_original_questions_are_in_the_bank_verbatim():
         assert pair["gold_sql"] == gold or "gold amended" in pair.get("notes", ""), pair["id"]
 
 
+def test_every_gold_keeps_the_domain_checks_its_question_calls_for():
+    """A check that flags a verified gold would send right candidates to revision."""
+    layer = get_domain("ethereum").semantic_layer()
+    flagged = {pair["id"]: findings for pair in PAIRS
+               if (findings := [f for reading in layer.match(pair["question"]) for f in reading.findings(pair["gold_sql"])])}
+    assert flagged == {}
+
+
 def test_the_test_split_holds_out_whole_families():
     assert {p["split"] for p in PAIRS} == {"pool", "test"}
     pool, test = [p for p in PAIRS if p["split"] == "pool"], [p for p in PAIRS if p["split"] == "test"]

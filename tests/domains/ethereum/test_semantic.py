@@ -22,6 +22,11 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("Total USDC moved in the last 30 days, in total", {"token_USDC", "last_n_days", "in_total"}),
     ("Which whales hold the most ETH?", {"balance"}),
     ("How many blocks did Titan build this week so far?", {"builder_Titan", "this_week"}),
+    ("Which 10 miners mined the most blocks in the last 7 days?", {"top_n", "last_n_days"}),
+    ("How many blocks used more than the 15 million gas target?", {"block_fullness"}),  # an amount, not a row count
+    ("What share of blocks did the top 5 builders produce, as a percentage?", {"top_n", "percentage"}),
+    ("How many of the richest addresses hold 50 % of all ETH?", {"balance"}),  # a threshold, not a unit
+    ("Which NFT collection had the largest ETH sales volume?", {"nft"}),  # not a token amount
 ])
 def test_the_questions_users_ask_get_their_definitions(question, expected):
     assert {r.entry.name for r in LAYER.match(question)} == expected
@@ -78,6 +83,9 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     ("How much USDC was moved in the last 7 days, in total?",
      f"SELECT DATE(block_timestamp), COUNT(*) FROM {TT} WHERE {LAST_7} GROUP BY DATE(block_timestamp)",
      "remove the GROUP BY per day"),
+    ("Which 10 miners mined the most blocks in the last 7 days?",
+     f"SELECT miner, COUNT(*) FROM {B} WHERE DATE(timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) GROUP BY miner",
+     "end the query with LIMIT 10"),
 ])
 def test_domain_checks_name_the_fix(question, sql, fix):
     findings = [f for reading in LAYER.match(question) for f in reading.findings(sql)]
