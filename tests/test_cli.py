@@ -1,6 +1,7 @@
 """The command line: results as JSON, and bad input as one line on stderr with exit code 2."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -55,7 +56,12 @@ from askchain.llm.fake import ScriptedModel
 
 def direct(request, i):
     question = request.values["question"]
-    if "country" in question:
+    if "step 1" in question:
+        sql = ("SELECT DISTINCT s.name FROM singer s JOIN singer_in_concert sc ON sc.singer_id = s.singer_id "
+               "JOIN concert c ON c.concert_id = sc.concert_id WHERE c.stadium_id = '2' ORDER BY s.name")
+    elif "held the most concerts" in question:
+        sql = "SELECT stadium_id, count(*) AS concerts FROM concert GROUP BY stadium_id ORDER BY concerts DESC LIMIT 1"
+    elif "country" in question:
         sql = "SELECT country, count(*) AS singers FROM singer GROUP BY country ORDER BY singers DESC"
     elif "songs" in question:
         sql = "SELECT name, song_name, age FROM singer WHERE country = 'France' ORDER BY age"
@@ -63,7 +69,8 @@ def direct(request, i):
         sql = "SELECT count(*) FROM singer"
     return f"```sql\\n{sql}\\n```"
 
-script = {"direct": direct, "summarize": "Hugo Lefevre sings Lumiere, the youngest at 25."}
+plan = '{"steps": ["Which stadium held the most concerts?", "Which singers sang at the stadium found in step 1?"]}'
+script = {"direct": direct, "summarize": "Hugo Lefevre sings Lumiere, the youngest at 25.", "plan": plan}
 askchain.llm.registry.get_model = lambda name=None, settings=None: ScriptedModel(script)
 sys.argv = ["askchain", "ask", *sys.argv[1:]]
 from askchain.cli import main
@@ -71,9 +78,10 @@ main()
 """
 
 
-def ask_scripted(db, question, *args):
-    return subprocess.run([sys.executable, "-c", SCRIPTED_CLI, "--db", str(db), question, "--method", "baseline", *args],
-                          capture_output=True, text=True, timeout=300)
+def ask_scripted(db, question, *args, method="baseline"):
+    env = {**os.environ, "ASKCHAIN_PIPELINE__EXAMPLES_K": "0", "ASKCHAIN_PIPELINE__VALUE_RETRIEVAL": "false"}
+    return subprocess.run([sys.executable, "-c", SCRIPTED_CLI, "--db", str(db), question, "--method", method, *args],
+                          capture_output=True, text=True, timeout=300, env=env)
 
 
 @pytest.mark.parametrize("question, answer_lines", [
@@ -121,3 +129,16 @@ def test_ask_json_is_only_json_on_stdout(concert_db, tmp_path):
     assert data["answer"].splitlines()[0] == "1. **France** — 4 singers"
     assert "draft" in out.stderr and f"Chart saved to {path}" in out.stderr
     assert path.exists()
+
+
+def test_ask_shows_a_planned_question_step_by_step(concert_db):
+    out = ask_scripted(concert_db, "For the stadium that held the most concerts, which singers sang there?",
+                       method="pipeline")
+    assert out.returncode == 0, out.stderr
+    assert "Answered in 2 steps:\n  1. Which stadium held the most concerts?\n  2. Which singers" in out.stderr
+    assert "✓ step 1 · draft" in out.stderr and "✓ step 2 · select" in out.stderr
+    lines = [line.strip() for line in out.stdout.splitlines()]
+    first, second = lines.index("Step 1: Which stadium held the most concerts?"), lines.index(
+        "Step 2: Which singers sang at the stadium found in step 1?")
+    assert first < second and any("concerts" in line for line in lines[first:second])  # step 1's SQL and rows
+    assert "Answered in steps:" in out.stdout and "Jules Marchand" in out.stdout

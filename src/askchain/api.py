@@ -83,6 +83,7 @@ def ask(
         confidence_reasons=judged.get("reasons") or ([abstention.why] if abstention else []),
         alternatives=judged.get("alternatives", []),
         abstained=abstention is not None,
+        steps=final.get("steps", []),
     )
 
 

@@ -77,6 +77,13 @@ class AskDisplay:
         kind = event.get("type")
         if kind == "stage":
             self._stage(event)
+        elif kind == "plan":
+            with self._paused():
+                steps = "\n".join(f"  {n}. {escape(step)}" for n, step in enumerate(event["steps"], 1))
+                err_console.print(f"[bold]Answered in {len(event['steps'])} steps:[/bold]\n{steps}", highlight=False)
+        elif kind == "step" and event["status"] == "start" and self.show_results:
+            with self._paused():
+                console.print(f"[bold]Step {event['step']}:[/bold] {escape(event['question'])}", highlight=False)
         elif kind == "candidates":
             with self.lock:
                 self.candidates += len(event.get("sql") or [])
@@ -93,7 +100,7 @@ class AskDisplay:
                 print_answer(event["text"])
 
     def _stage(self, event: dict) -> None:
-        name = event["stage"]
+        name = f"step {event['step']} · {event['stage']}" if "step" in event else event["stage"]
         if event["status"] == "start":
             with self.lock:
                 self.running[name] = time.perf_counter()

@@ -102,6 +102,9 @@ class PipelineSettings(Section):
     majority_margin: float
     validation: bool
     abstention: Literal["none", "rules", "llm"]
+    planner: Literal["never", "rules", "always"]
+    plan_max_steps: int
+    plan_preview_rows: int
     answer: bool
     traces: bool
 

@@ -1,6 +1,8 @@
-"""The stages wired as a LangGraph graph: [rewrite] -> retrieve_context (examples, schema linking, values in
-parallel) -> [answerable] -> draft -> [generate_sql: the other generators in parallel] -> revise -> select ->
-confidence -> [answer]. A question the data cannot answer leaves after `answerable` or `confidence` with no SQL.
+"""The stages wired as a LangGraph graph: [rewrite] -> [plan] -> retrieve_context (examples, schema linking, values
+in parallel) -> [answerable] -> draft -> [generate_sql: the other generators in parallel] -> revise -> select ->
+confidence -> [answer]. A question the data cannot answer leaves after `answerable` or `confidence` with no SQL; a
+question planned in several steps goes to `steps`, which answers each step with the graph of one query, then to
+[answer].
 
 A graph is compiled once per configuration shape (which stages and generators run) and reused for every question:
 the question's run travels as the graph's runtime context, events leave through LangGraph's custom stream, and
@@ -39,12 +41,13 @@ class Shape:
     generators: tuple[str, ...]  # the enabled generators other than the draft's
     answer: bool
     answerable: bool  # whether a question is checked for data the schema lacks before SQL is written
+    planner: bool  # whether a question may be split into steps, each answered by the graph without a planner
 
     @classmethod
     def of(cls, cfg: PipelineSettings) -> "Shape":
         others = tuple(name for name in stages.enabled_generators(cfg) if name != cfg.draft_generator)
         return cls(tuple(name for name, (_, on) in RETRIEVAL.items() if on(cfg)), others, cfg.answer,
-                   cfg.abstention != "none")
+                   cfg.abstention != "none", cfg.planner != "never")
 
 
 def staged(name: str, fn: Callable[[State, Run], StageOutput]):
@@ -87,9 +90,16 @@ def compiled_graph(shape: Shape):
     graph.add_node("draft", staged("draft", stages.draft))
     graph.add_node("revise", staged("revise", stages.revise))
     graph.add_node("select", staged("select", stages.select))
-    graph.add_conditional_edges(START, lambda s: "rewrite" if s.get("follow_up") else "retrieve_context",
-                                ["rewrite", "retrieve_context"])
-    graph.add_edge("rewrite", "retrieve_context")
+    # the question as the pipeline answers it: a follow-up rewritten, then planned into steps when it needs several
+    first = "retrieve_context"
+    if shape.planner:
+        graph.add_node("plan", staged("plan", stages.plan))
+        graph.add_node("steps", staged("steps", partial(stages.run_steps, answer_one=run_graph)))
+        graph.add_conditional_edges("plan", lambda s: "steps" if len(s["plan"]) > 1 else "retrieve_context",
+                                    ["steps", "retrieve_context"])
+        first = "plan"
+    graph.add_conditional_edges(START, lambda s: "rewrite" if s.get("follow_up") else first, ["rewrite", first])
+    graph.add_edge("rewrite", first)
     if shape.answerable:  # a question the data cannot answer ends here, answered "This data has no ..."
         graph.add_node("answerable", staged("answerable", stages.answerable))
         graph.add_edge("retrieve_context", "answerable")
@@ -111,12 +121,15 @@ def compiled_graph(shape: Shape):
     graph.add_edge("revise", "select")
     graph.add_node("confidence", staged("confidence", stages.confidence))
     graph.add_edge("select", "confidence")
+    answered = ["confidence", "steps"] if shape.planner else ["confidence"]
+    for node in answered:
+        if shape.answer:
+            graph.add_conditional_edges(node, lambda s: END if s.get("abstention") else "answer", ["answer", END])
+        else:
+            graph.add_edge(node, END)
     if shape.answer:
         graph.add_node("answer", staged("answer", stages.answer))
-        graph.add_conditional_edges("confidence", lambda s: END if s.get("abstention") else "answer", ["answer", END])
         graph.add_edge("answer", END)
-    else:
-        graph.add_edge("confidence", END)
     return graph.compile()
 
 
@@ -124,13 +137,14 @@ def run_graph(run: Run, on_event: Callable[[dict[str, Any]], None] | None = None
     """Answer the run's question; its events go to `on_event` as they happen. Returns the final state."""
     graph = compiled_graph(Shape.of(run.settings.pipeline))
     final: State = {}
+    depth = None  # the graph's own namespace depth: deeper under a step of a plan, which runs this graph in a node
     start: State = {"question": run.question, "follow_up": bool(run.history)}
     for namespace, mode, chunk in graph.stream(start, context=run, stream_mode=["custom", "values"], subgraphs=True):
         if mode == "custom":
             if on_event is not None:
                 on_event(chunk)
-        elif not namespace:  # the parent graph's state, not a subgraph's
-            final = chunk
+        elif depth is None or len(namespace) <= depth:  # the graph's state, not a subgraph's
+            depth, final = len(namespace), chunk
     return final
 
 
@@ -139,7 +153,7 @@ def drawable_graph(cfg: PipelineSettings):
     including those the configuration switches off."""
     every = cfg.model_copy(update={"generators": {name: g.model_copy(update={"enabled": True})
                                                   for name, g in cfg.generators.items()}})
-    full = Shape(tuple(RETRIEVAL), Shape.of(every).generators, True, True)
+    full = Shape(tuple(RETRIEVAL), Shape.of(every).generators, True, True, True)
     return compiled_graph(full).get_graph(xray=True)
 
 

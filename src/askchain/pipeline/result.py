@@ -34,11 +34,14 @@ class AskResult(BaseModel):
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     #: The data cannot answer the question: no SQL and no error, and `answer` says what the data lacks.
     abstained: bool = False
+    #: A question answered in several steps: each step's question, SQL, error and row count (the last one's result
+    #: is `rows`); empty when one query answered it.
+    steps: list[dict[str, Any]] = Field(default_factory=list)
 
     def public(self) -> dict[str, Any]:
         """The documented --json shape."""
         keys = ("question", "sql", "columns", "rows", "error", "usage", "elapsed_s", "run_id", "method", "model", "db",
-                "truncated", "answer", "chart", "readings", "confidence", "confidence_reasons", "alternatives", "abstained")
+                "truncated", "answer", "chart", "readings", "confidence", "confidence_reasons", "alternatives", "abstained", "steps")
         data = self.model_dump(include=set(keys))
         if self.bytes_processed is not None:
             data["bytes_processed"] = self.bytes_processed

@@ -8,6 +8,7 @@ switch retrieval and validation off and sample the direct prompt once or six tim
 from __future__ import annotations
 
 import operator
+from dataclasses import replace
 from typing import Annotated, Any, Callable, TypedDict
 
 from langgraph.config import get_stream_writer
@@ -21,9 +22,11 @@ from askchain.generation.context import Example, GenerationContext
 from askchain.generation.sql_text import normalize_sql
 from askchain.pipeline import abstain, confidence as confidence_rules
 from askchain.pipeline.coverage import Coverage, coverage
+from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
 from askchain.pipeline.run import Run
 from askchain.pipeline.select import Selection, group_by_result, select_best
+from askchain.pipeline.trace import Trace
 from askchain.pipeline.validate import Findings, validate_sql
 from askchain.retrieval.schema import estimate_tokens, link_schema
 from askchain.semantic import Reading
@@ -34,6 +37,8 @@ StageOutput = tuple[dict[str, Any], dict[str, Any]]
 class State(TypedDict, total=False):
     question: str  # as asked, then as rewritten when it follows up an earlier turn
     follow_up: bool
+    plan: list[str]  # the question's steps; one: the question itself
+    steps: list[dict[str, Any]]  # a multi-step plan's steps as answered: question, SQL, row count
     examples: list[Example]
     linked: dict[str, list[str]]
     value_hints: list[str]
@@ -67,6 +72,52 @@ def rewrite(state: State, run: Run) -> StageOutput:
     asked = rewrite_followup(state["question"], run.history, run.models.factual)
     emit({"type": "rewrite", "original": state["question"], "question": asked})
     return {"question": asked}, {"question": asked}
+
+
+def plan(state: State, run: Run) -> StageOutput:
+    """Whether the question needs several queries, and which (askchain.pipeline.plan); a question without the words
+    that mark a dependent step is one step without a model call (`planner: rules`)."""
+    question = state["question"]
+    if run.settings.pipeline.planner == "rules" and not may_need_steps(question):
+        return {"plan": [question]}, {"steps": [question], "planned": False}
+    steps = plan_steps(question, run.schema, run.models.factual, run.settings.pipeline.plan_max_steps,
+                       run.settings.llm.seed)
+    if len(steps) > 1:
+        emit({"type": "plan", "steps": steps})
+    return {"plan": steps}, {"steps": steps, "planned": True}
+
+
+def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> StageOutput:
+    """A multi-step plan, step by step, each through the whole single-question pipeline (`answer_one`: retrieval,
+    candidates, revision, selection, confidence) with the earlier steps' results in its hint. The last step's result
+    answers the question; the answer is as sure as the least sure step; a step the data cannot answer ends it."""
+    cfg = run.settings.pipeline
+    one_query = run.settings.with_overrides(pipeline={"planner": "never", "answer": False})
+    done: list[StepResult] = []
+    traced: list[dict[str, Any]] = []
+    judged: list[dict[str, Any]] = []
+    final: State = {}
+    for number, question in enumerate(state["plan"], 1):
+        hint = "\n".join(part for part in (run.hint, earlier_results(done, cfg.plan_preview_rows) if done else "") if part)
+        trace = Trace(f"step{number}", question, run.engine.name, "pipeline", run.models.model_id)
+        step_run = replace(run, question=question, hint=hint, history=(), settings=one_query, trace=trace)
+        emit({"type": "step", "step": number, "question": question, "status": "start"})
+        final = answer_one(step_run, lambda event, number=number: emit({**event, "step": number}))
+        abstention = final.get("abstention")
+        sql, result, error = (None, None, abstention.text) if abstention else chosen_result(final["selection"])
+        done.append(StepResult(question, sql, result, error))
+        traced.append({**done[-1].record(), "stages": trace.stages})
+        emit({"type": "step", "step": number, **done[-1].record(), "status": "end"})
+        if abstention:
+            return {"abstention": abstention, "steps": [d.record() for d in done]}, {"steps": traced}
+        judged.append({**final["confidence"], "step": number})
+    least = min(judged, key=lambda c: confidence_rules.LEVELS.index(c["level"]))
+    sure = {"level": least["level"], "alternatives": least["alternatives"] if least is judged[-1] else [],
+            "reasons": [f"step {c['step']}: {reason}" for c in judged for reason in c["reasons"]]}
+    emit({"type": "confidence", **sure})
+    update = {key: final[key] for key in ("selection", "executions", "drafts", "agreed", "context", "coverage",
+                                          "definitions") if key in final}
+    return {**update, "confidence": sure, "steps": [d.record() for d in done]}, {"steps": traced}
 
 
 def find_examples(state: State, run: Run) -> StageOutput:
@@ -246,6 +297,10 @@ def answer(state: State, run: Run) -> StageOutput:
         chart = chart_spec(columns, rows) if rows and not error else None
     except ConfigError:  # the chart is optional: plotly comes with the server extra
         chart = None
+    if state.get("steps"):
+        text = "Answered in steps:\n" + "\n".join(
+            f"{n}. {step['question']} ({step['row_count']} row{'' if step['row_count'] == 1 else 's'})"
+            for n, step in enumerate(state["steps"], 1)) + "\n\n" + text
     readings = read_as(state)
     if readings and rows:
         text += "\n\n_Read as: " + "; ".join(readings) + "._"

@@ -1,12 +1,16 @@
 """The main job with the embedded model on a local Ethereum dataset: GoogleSQL written, transpiled and run."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from askchain import ask
 from askchain.config import get_settings
 from askchain.domains.ethereum.engine import EthereumEngine
+from askchain.eval.compare import spider2_ex
 
 pytestmark = pytest.mark.llm
 
@@ -35,3 +39,29 @@ def test_pipeline_prompts_with_the_domains_own_examples(eth_db):
     examples = next(s for s in trace["stages"] if s["stage"] == "examples")["examples"]
     assert len(examples) == 3 and {e["db_id"] for e in examples} == {"ethereum"}
     assert question not in {e["question"] for e in examples}
+
+
+T = "`bigquery-public-data.crypto_ethereum.transactions`"
+B = "`bigquery-public-data.crypto_ethereum.blocks`"
+YESTERDAY = "DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
+
+
+@pytest.mark.parametrize("question, gold", [
+    ("What was the average gas price in gwei yesterday?",
+     f"SELECT AVG(receipt_effective_gas_price) / 1e9 FROM {T} WHERE DATE(block_timestamp) = {YESTERDAY}"),
+    ("What share of transactions failed in the last 7 days?",
+     f"SELECT SAFE_DIVIDE(COUNTIF(receipt_status = 0), COUNT(*)) FROM {T} WHERE DATE(block_timestamp) >= "
+     "DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE(block_timestamp) < CURRENT_DATE()"),
+    ("How much ETH was burned yesterday?",
+     f"SELECT SUM(base_fee_per_gas * gas_used) / 1e18 FROM {B} WHERE DATE(timestamp) = {YESTERDAY}"),
+])
+def test_the_questions_a_new_user_asks_first_answer_right_through_the_cli(eth_db, eth_engine, question, gold):
+    """Issue 15's three questions through `askchain ask` with the embedded model and the default pipeline."""
+    env = {**os.environ, "ASKCHAIN_LLM__CACHE": "false"}
+    out = subprocess.run([sys.executable, "-m", "askchain.cli", "ask", "--db", str(eth_db[0]), question, "--json"],
+                         capture_output=True, text=True, timeout=1800, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout)
+    expected = eth_engine.execute(gold)
+    assert result["error"] is None, result["sql"]
+    assert spider2_ex(expected.columns, expected.rows, result["columns"], result["rows"]), (result["sql"], result["rows"])

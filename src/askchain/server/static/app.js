@@ -5,6 +5,8 @@ const PAGE_SIZE = 25;
 // Labels for the stages askchain emits; any other stage is shown by its own name.
 const STAGE_LABELS = {
   rewrite: "Rewrite follow-up",
+  plan: "Plan",
+  steps: "Answer step by step",
   examples: "Find examples",
   schema_linking: "Link schema",
   values: "Retrieve values",
@@ -113,6 +115,7 @@ class TurnView {
     this.selection = null;
     this.stageList = el("ol", { class: "stages", "aria-label": "Progress" });
     this.rewritten = el("p", { class: "rewritten", hidden: "" });
+    this.plan = el("ol", { class: "panel plan", hidden: "", "aria-label": "Plan" });
     this.answer = el("div", { class: "answer" });
     this.answerRow = el("div", { class: "answer-row", hidden: "" }, el("span", { class: "avatar answer-avatar" }, "A"), this.answer);
     this.error = el("div", { class: "error", role: "alert", hidden: "" });
@@ -124,15 +127,17 @@ class TurnView {
     this.root = el("article", { class: "turn" },
       el("div", { class: "question-row" }, el("span", { class: "avatar" }, "Q"), el("div", {},
         el("p", { class: "question" }, question), this.rewritten)),
-      this.stageList, this.error, this.answerRow, this.chart, this.sql, this.candidates, this.table, this.footer);
+      this.stageList, this.plan, this.error, this.answerRow, this.chart, this.sql, this.candidates, this.table, this.footer);
   }
 
   stage(event) {
-    let item = this.stages.get(event.stage);
+    const key = event.step ? `${event.step}:${event.stage}` : event.stage;
+    let item = this.stages.get(key);
     if (!item) {
-      const label = STAGE_LABELS[event.stage] || event.stage.replace(/_/g, " ");
+      const name = STAGE_LABELS[event.stage] || event.stage.replace(/_/g, " ");
+      const label = event.step ? `Step ${event.step} · ${name}` : name;
       item = el("li", { class: "stage" }, el("span", { class: "dot" }), el("span", { class: "label" }, label), el("span", { class: "time" }));
-      this.stages.set(event.stage, item);
+      this.stages.set(key, item);
       this.stageList.append(item);
     }
     item.classList.toggle("running", event.status === "start");
@@ -152,6 +157,26 @@ class TurnView {
   showRewrite(event) {
     this.rewritten.hidden = false;
     this.rewritten.textContent = `Interpreted as: ${event.question}`;
+  }
+
+  // A question answered in steps: the plan, then each step's SQL and row count as it finishes; the candidates
+  // shown are the running step's, and the last step's SQL and rows are the answer's.
+  showPlan(event) {
+    this.plan.replaceChildren(...event.steps.map((step) => el("li", { class: "plan-step" }, el("p", {}, step))));
+    this.plan.hidden = false;
+  }
+
+  showStep(event) {
+    const item = this.plan.children[event.step - 1];
+    if (event.status === "start") {
+      Object.assign(this, { generated: [], executions: null, selection: null });
+      if (item) item.classList.add("running");
+      return;
+    }
+    if (!item) return;
+    item.classList.replace("running", "done");
+    const outcome = event.error ? `failed: ${event.error}` : `${event.row_count} row${event.row_count === 1 ? "" : "s"}`;
+    item.append(el("pre", { class: "sql" }, el("code", { html: highlightSql(event.sql || "") })), el("p", { class: "muted" }, outcome));
   }
 
   showSql(event) {
@@ -370,6 +395,8 @@ function handleEvent(view, name, data) {
     case "start": setThread(data.thread_id); break;
     case "stage": view.stage(data); break;
     case "rewrite": view.showRewrite(data); break;
+    case "plan": view.showPlan(data); break;
+    case "step": view.showStep(data); break;
     case "candidates": view.showCandidates(data); break;
     case "revision": view.showRevision(data); break;
     case "selected": view.showSelection(data); break;

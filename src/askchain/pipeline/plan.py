@@ -1,0 +1,80 @@
+"""Questions that need several queries (seed 001's planner, adapted to a small model): "which tokens did the 5 most
+active senders move?" needs the senders before their tokens. A cheap rule on the question's words decides whether a
+question may need steps, so single-step questions pay nothing; one short JSON call splits it; each step then runs
+through the whole pipeline with the earlier steps' results shown beside it as values to use."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from askchain.db.base import QueryResult
+from askchain.db.schema import Schema
+from askchain.llm.base import ChatModel
+from askchain.prompts import load_prompt
+
+#: Words that mark a question whose later part depends on an earlier result: a comparison of periods or groups, a
+#: drill-down into what a ranking found ("did the 5 most active senders", "of those"), a value found first ("on the
+#: busiest day"). A question without any is answered in one step, without a model call.
+STEP_SIGNALS = re.compile(
+    r"\bcompare[sd]?\b|\bcompared\s+(?:with|to)\b|\bversus\b|\bvs\.?(?=\s)|\bsame\s+(?:day|week|month|period)\b"
+    r"|\b(?:of|among|for|from)\s+(?:those|these|them)\b"
+    r"|\b(?:did|do|does)\s+the\s+(?:\d+\s+)?(?:most|top|largest|biggest|busiest|richest|highest)\b"
+    r"|\bdid\s+the\s+(?:\d+\s+)?\w+(?:\s+\w+)?\s+(?:that|which|who|with)\b"
+    r"|^(?:of|for|on|among|from)\s+(?:each\s+of\s+)?the\s+[^,?]*?\b(?:that|which|with|whose)\b[^?]*?,"
+    r"|\bon\s+the\s+(?:busiest|quietest|most\s+\w+)\s+(?:day|hour|block)\b"
+    r"|\band\s+then\b",
+    re.IGNORECASE,
+)
+
+
+class Plan(BaseModel):
+    steps: list[str] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """A step as answered: its question, the chosen SQL and the rows, shown to the later steps."""
+
+    question: str
+    sql: str | None
+    result: QueryResult | None
+    error: str | None
+
+    def record(self) -> dict:
+        return {"question": self.question, "sql": self.sql, "error": self.error,
+                "row_count": len(self.result.rows) if self.result else 0}
+
+
+def may_need_steps(question: str) -> bool:
+    return STEP_SIGNALS.search(question) is not None
+
+
+def plan_steps(question: str, schema: Schema, model: ChatModel, max_steps: int, seed: int) -> list[str]:
+    """The question's steps (one: the question itself). A reply that is not a plan, or plans more steps than
+    allowed, answers the question in one step: a wrong plan costs more than none."""
+    tables = ", ".join(table.name for table in schema.tables)
+    messages = load_prompt("askchain.pipeline", "plan").render(tables=tables, question=question)
+    reply = model.complete(messages, temperature=0.0, max_tokens=60 * max_steps, seed=seed, response_model=Plan)
+    plan = reply.parsed[0] if reply.parsed else None
+    steps = [step.strip() for step in plan.steps if step.strip()] if plan else []
+    if not 1 < len(steps) <= max_steps:
+        return [question]
+    return steps
+
+
+def earlier_results(done: list[StepResult], rows: int) -> str:
+    """The earlier steps' results as the hint of the next: whole values (an address cut short matches nothing)."""
+    lines = ["Results of the earlier steps; use these values, do not look them up again."]
+    for number, step in enumerate(done, 1):
+        lines.append(f"Step {number}: {step.question}")
+        if step.error or step.result is None:
+            lines.append(f"  (no result: {step.error})")
+            continue
+        lines.append(f"  columns: {', '.join(step.result.columns)}")
+        lines += ["  " + ", ".join("NULL" if v is None else str(v) for v in row) for row in step.result.rows[:rows]]
+        if len(step.result.rows) > rows:
+            lines.append(f"  ... {len(step.result.rows) - rows} more rows")
+    return "\n".join(lines)

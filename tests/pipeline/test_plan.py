@@ -1,0 +1,116 @@
+"""The planner: which questions may need steps (no model call for the others), the plan's reply read safely, and a
+two-step question answered step by step with the first step's values in the second step's prompt."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from askchain import ask
+from askchain.config import get_settings
+from askchain.db.base import QueryResult
+from askchain.llm.fake import ScriptedModel
+from askchain.pipeline.graph import Shape, compiled_graph
+from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
+
+
+@pytest.mark.parametrize("question, needs", [
+    ("Which tokens did the 5 most active senders of last week move, and how much of each?", True),
+    ("Compare this week's failed-transaction share with the same week a month ago", True),
+    ("For the builder that built the most blocks yesterday, how many transactions did its blocks hold?", True),
+    ("How many transactions were there in the last 7 days versus the 7 days before?", True),
+    ("Of the 10 richest addresses, how many deployed a contract? List the tokens of those contracts.", True),
+    ("Of the 10 addresses that paid the most fees in the last 7 days, how many deployed a contract?", True),
+    ("On the day of the last 30 days with the most transactions, what share of that day's transactions failed?", True),
+    ("Which 10 miners mined the most blocks in the last 30 days?", False),
+    ("Which 10 miners mined the most blocks in the last 30 days, and how many blocks each?", False),
+    ("Which car models have the highest safety rating?", False),
+    ("Daily transaction counts for this month so far.", False),
+    ("How much ETH was burned yesterday?", False),
+])
+def test_only_questions_with_a_dependent_step_are_planned(question, needs):
+    assert may_need_steps(question) is needs
+
+
+def test_a_plan_reply_that_is_not_a_plan_answers_in_one_step(concert_db):
+    from askchain.db.connect import resolve_database
+
+    schema = resolve_database(str(concert_db), get_settings()).schema()
+    question = "For the stadium with the largest capacity, which singers sang there?"
+    for reply, steps in [
+        ('{"steps": ["Which stadium has the largest capacity?", "Which singers sang at the stadium of step 1?"]}',
+         ["Which stadium has the largest capacity?", "Which singers sang at the stadium of step 1?"]),
+        ('{"steps": ["one", "two", "three", "four"]}', [question]),  # more steps than allowed
+        ("I would first find the stadium", [question]),  # not JSON
+        ('{"steps": []}', [question]),
+    ]:
+        model = ScriptedModel({"plan": reply})
+        assert plan_steps(question, schema, model, max_steps=3, seed=0) == steps
+        assert "stadium, singer, concert, singer_in_concert" in model.requests[0].messages[-1][1]
+
+
+def test_earlier_results_show_whole_values():
+    address = "0x4838b106fce9647bdf1e7877bf73ce8b0bad5f97"
+    found = QueryResult(["address", "blocks"], [(address, 12), ("0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5", 9)], 0.01)
+    text = earlier_results([StepResult("Top builders?", "SELECT ...", found, None),
+                            StepResult("Their fees?", None, None, "no candidate SQL was produced")], rows=1)
+    assert address in text and "1 more rows" in text and "(no result: no candidate SQL was produced)" in text
+
+
+STADIUM = ("SELECT c.Stadium_ID, s.Name FROM concert c JOIN stadium s ON s.Stadium_ID = c.Stadium_ID "
+           "GROUP BY c.Stadium_ID, s.Name ORDER BY COUNT(*) DESC LIMIT 1")
+
+
+def direct(request, i):
+    """Step 1 finds the stadium; step 2 filters on the id it reads from the earlier results in its prompt."""
+    question = request.values["question"]
+    if "step 1" not in question:
+        return f"```sql\n{STADIUM}\n```"
+    stadium_id = re.search(r"^\s+(\d+), Millbrook Park$", question, re.MULTILINE).group(1)
+    return ("```sql\nSELECT DISTINCT s.Name FROM singer s JOIN singer_in_concert sc ON sc.Singer_ID = s.Singer_ID "
+            f"JOIN concert c ON c.concert_ID = sc.concert_ID WHERE c.Stadium_ID = '{stadium_id}' ORDER BY s.Name\n```")
+
+
+def settings():
+    return get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False})
+
+
+def test_a_two_step_question_is_answered_step_by_step(concert_db):
+    model = ScriptedModel({
+        "plan": json.dumps({"steps": ["Which stadium held the most concerts?",
+                                      "Which singers sang in concerts at the stadium found in step 1?"]}),
+        "direct": direct,
+        "summarize": "They are the singers listed.",
+    })
+    events = []
+    result = ask("For the stadium that held the most concerts, which singers sang there?", str(concert_db),
+                 model=model, settings=settings(), on_event=events.append)
+    assert result.error is None, result.sql
+    assert "Stadium_ID = '2'" in result.sql  # Millbrook Park held two concerts, every other stadium one
+    assert result.rows == [["Etienne Roux"], ["Hugo Lefevre"], ["Jules Marchand"]]
+    assert [s["question"] for s in result.steps] == ["Which stadium held the most concerts?",
+                                                     "Which singers sang in concerts at the stadium found in step 1?"]
+    assert result.steps[0]["sql"] == STADIUM and result.steps[0]["row_count"] == 1
+    assert result.answer.startswith("Answered in steps:\n1. Which stadium held the most concerts? (1 row)")
+    assert result.confidence in ("high", "medium", "low") and all(r.startswith("step ") for r in result.confidence_reasons)
+    assert {"type": "plan", "steps": [s["question"] for s in result.steps]} in events
+    assert {e["step"] for e in events if e.get("type") == "sql"} == {1, 2}
+    trace = json.loads((get_settings().paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
+    steps = next(s for s in trace["stages"] if s["stage"] == "steps")["steps"]
+    assert [len(s["stages"]) > 3 for s in steps] == [True, True]
+
+
+def test_a_question_without_step_words_costs_no_plan_call(concert_db):
+    model = ScriptedModel({"direct": "```sql\nSELECT count(*) FROM singer\n```", "summarize": "Six."})
+    result = ask("How many singers are there?", str(concert_db), model=model, settings=settings())
+    assert result.rows == [[6]] and result.steps == []
+    assert "plan" not in {request.template for request in model.requests}
+
+
+def test_the_comparison_methods_have_no_planner():
+    cfg = get_settings().with_overrides(pipeline={"planner": "never"}).pipeline
+    nodes = compiled_graph(Shape.of(cfg)).get_graph().nodes
+    assert "plan" not in nodes and "steps" not in nodes
+    assert "plan" in compiled_graph(Shape.of(get_settings().pipeline)).get_graph().nodes
