@@ -135,7 +135,7 @@ def test_ask_shows_a_planned_question_step_by_step(concert_db):
     out = ask_scripted(concert_db, "For the stadium that held the most concerts, which singers sang there?",
                        method="pipeline")
     assert out.returncode == 0, out.stderr
-    assert "Answered in 2 steps:\n  1. Which stadium held the most concerts?\n  2. Which singers" in out.stderr
+    assert "Plan, 2 steps:\n  1. Which stadium held the most concerts?\n  2. Which singers" in out.stderr
     assert "✓ step 1 · draft" in out.stderr and "✓ step 2 · select" in out.stderr
     lines = [line.strip() for line in out.stdout.splitlines()]
     first, second = lines.index("Step 1: Which stadium held the most concerts?"), lines.index(

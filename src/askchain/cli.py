@@ -80,7 +80,7 @@ class AskDisplay:
         elif kind == "plan":
             with self._paused():
                 steps = "\n".join(f"  {n}. {escape(step)}" for n, step in enumerate(event["steps"], 1))
-                err_console.print(f"[bold]Answered in {len(event['steps'])} steps:[/bold]\n{steps}", highlight=False)
+                err_console.print(f"[bold]Plan, {len(event['steps'])} steps:[/bold]\n{steps}", highlight=False)
         elif kind == "step" and event["status"] == "start" and self.show_results:
             with self._paused():
                 console.print(f"[bold]Step {event['step']}:[/bold] {escape(event['question'])}", highlight=False)

@@ -13,6 +13,7 @@ from askchain.config import get_settings
 from askchain.db.base import QueryResult
 from askchain.llm.fake import ScriptedModel
 from askchain.pipeline.graph import Shape, compiled_graph
+from askchain.pipeline.methods import method_settings
 from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
 
 
@@ -109,8 +110,20 @@ def test_a_question_without_step_words_costs_no_plan_call(concert_db):
     assert "plan" not in {request.template for request in model.requests}
 
 
-def test_the_comparison_methods_have_no_planner():
-    cfg = get_settings().with_overrides(pipeline={"planner": "never"}).pipeline
-    nodes = compiled_graph(Shape.of(cfg)).get_graph().nodes
-    assert "plan" not in nodes and "steps" not in nodes
-    assert "plan" in compiled_graph(Shape.of(get_settings().pipeline)).get_graph().nodes
+@pytest.mark.parametrize("method, planned", [("baseline", False), ("self-consistency", False), ("pipeline", True)])
+def test_the_comparison_methods_have_no_planner(method, planned):
+    nodes = compiled_graph(Shape.of(method_settings(get_settings(), method).pipeline)).get_graph().nodes
+    assert ("plan" in nodes) is planned and ("steps" in nodes) is planned
+
+
+def test_a_step_that_finds_nothing_ends_the_plan(concert_db):
+    model = ScriptedModel({
+        "plan": json.dumps({"steps": ["Which stadium is in Atlantis?", "Which singers sang at the stadium of step 1?",
+                                      "How old are they?"]}),
+        "direct": "```sql\nSELECT Name FROM stadium WHERE Location = 'Atlantis'\n```",
+        "summarize": "No stadium is in Atlantis.",
+    })
+    result = ask("For the stadium that is in Atlantis, which singers sang there?", str(concert_db), model=model,
+                 settings=settings())
+    assert [s["question"] for s in result.steps] == ["Which stadium is in Atlantis?"] and result.rows == []
+    assert sum(request.template == "direct" for request in model.requests) == 1  # steps 2 and 3 never ran

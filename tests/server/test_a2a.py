@@ -86,3 +86,15 @@ def test_a2a_validation(settings, body):
     with client:
         assert client.post("/a2a/generate", json=body).status_code == 422
     assert model.requests == []
+
+
+def test_a_question_with_step_words_gets_one_query_not_a_plan(settings):
+    """A2A callers take one query that stands alone: the planner stays off even under the pipeline method."""
+    pipeline = settings.with_overrides(pipeline={"method": "pipeline", "examples_k": 0, "value_retrieval": False})
+    client, model = client_replying(pipeline, "SELECT COUNT(*) FROM orders")
+    body = {"question": "Compare the orders of the 5 customers that ordered most with those of the others",
+            "schema": {"tables": {"orders": {"columns": ["id", "customer_id", "total"]}}}}
+    with client:
+        data = client.post("/a2a/generate", json=body).json()
+    assert data["sql"] == "SELECT COUNT(*) FROM orders"
+    assert "plan" not in {request.template for request in model.requests}

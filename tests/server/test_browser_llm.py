@@ -66,3 +66,27 @@ def test_pipeline_on_ethereum_in_the_browser(browser, serve_command, tmp_path):
     page.screenshot(path=str(shot))
     assert shot.stat().st_size > 10_000
     assert not errors, errors
+
+
+def test_a_planned_question_in_the_browser(browser, serve_command):
+    """Issue 17's planner with the embedded model in the web UI: the plan, each step's SQL, the last step's rows."""
+    base = serve_command(env={"ASKCHAIN_PIPELINE__METHOD": "pipeline", "ASKCHAIN_LLM__MODEL": "qwen2.5-coder-1.5b"})
+    assert httpx.get(f"{base}/schema/ethereum", timeout=600).status_code == 200
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(base)
+    page.wait_for_selector(".schema details.table")
+    page.fill("#question", "For the fee recipient that produced the most blocks yesterday, how many transactions "
+                           "did its blocks hold yesterday?")
+    page.press("#question", "Enter")
+    turn = page.locator(".turn").nth(0)
+    finished(turn)
+    steps = turn.locator(".plan .plan-step")
+    assert 2 <= steps.count() <= 3
+    for n in range(steps.count()):
+        assert steps.nth(n).locator("pre.sql").count() == 1, steps.nth(n).inner_text()
+    assert any(label.startswith("Step 2 · ") for label in turn.locator(".stage.done .label").all_inner_texts())
+    assert turn.locator("table.results tbody tr").count() >= 1
+    assert "Answered in steps" in turn.locator(".answer").inner_text()
+    assert not errors, errors

@@ -43,6 +43,10 @@ def trace(
                 for ex in rnd:
                     status = ex["status"] + (f": {ex['error']}" if ex.get("error") else f" ({ex['rows']} rows)")
                     console.print(f"  [{'green' if ex['status'] == 'success' else 'red'}]{status}[/] [dim]{ex['generator']}[/dim]  {ex['sql']}")
+        for number, step in enumerate(st.get("steps", []) if st["stage"] == "steps" else [], 1):
+            outcome = f"failed: {step['error']}" if step.get("error") else f"{step['row_count']} rows"
+            console.print(f"[bold]step {number}[/bold] {step['question']} [dim]({outcome})[/dim]")
+            console.print(Syntax(step.get("sql") or "-- no SQL", "sql", word_wrap=True))
         if st["stage"] == "select":
             console.print(f"[bold]selection[/bold] ({st.get('reason')}):")
             for g in st.get("groups", []):

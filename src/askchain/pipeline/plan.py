@@ -15,14 +15,15 @@ from askchain.db.schema import Schema
 from askchain.llm.base import ChatModel
 from askchain.prompts import load_prompt
 
+#: Longer values (call data, logs' data) are cut: a step needs identifiers, which are at most a hash's 66 characters.
+MAX_VALUE_CHARS = 66
 #: Words that mark a question whose later part depends on an earlier result: a comparison of periods or groups, a
 #: drill-down into what a ranking found ("did the 5 most active senders", "of those"), a value found first ("on the
 #: busiest day"). A question without any is answered in one step, without a model call.
 STEP_SIGNALS = re.compile(
     r"\bcompare[sd]?\b|\bcompared\s+(?:with|to)\b|\bversus\b|\bvs\.?(?=\s)|\bsame\s+(?:day|week|month|period)\b"
     r"|\b(?:of|among|for|from)\s+(?:those|these|them)\b"
-    r"|\b(?:did|do|does)\s+the\s+(?:\d+\s+)?(?:most|top|largest|biggest|busiest|richest|highest)\b"
-    r"|\bdid\s+the\s+(?:\d+\s+)?\w+(?:\s+\w+)?\s+(?:that|which|who|with)\b"
+    r"|\bdid\s+the\s+(?:top\s+)?\d+\b"
     r"|^(?:of|for|on|among|from)\s+(?:each\s+of\s+)?the\s+[^,?]*?\b(?:that|which|with|whose)\b[^?]*?,"
     r"|\bon\s+the\s+(?:busiest|quietest|most\s+\w+)\s+(?:day|hour|block)\b"
     r"|\band\s+then\b",
@@ -57,7 +58,8 @@ def plan_steps(question: str, schema: Schema, model: ChatModel, max_steps: int, 
     allowed, answers the question in one step: a wrong plan costs more than none."""
     tables = ", ".join(table.name for table in schema.tables)
     messages = load_prompt("askchain.pipeline", "plan").render(tables=tables, question=question)
-    reply = model.complete(messages, temperature=0.0, max_tokens=60 * max_steps, seed=seed, response_model=Plan)
+    budget = (len(question) // 3 + 30) * max_steps  # a step may repeat the question's long literals
+    reply = model.complete(messages, temperature=0.0, max_tokens=budget, seed=seed, response_model=Plan)
     plan = reply.parsed[0] if reply.parsed else None
     steps = [step.strip() for step in plan.steps if step.strip()] if plan else []
     if not 1 < len(steps) <= max_steps:
@@ -66,7 +68,8 @@ def plan_steps(question: str, schema: Schema, model: ChatModel, max_steps: int, 
 
 
 def earlier_results(done: list[StepResult], rows: int) -> str:
-    """The earlier steps' results as the hint of the next: whole values (an address cut short matches nothing)."""
+    """The earlier steps' results as the hint of the next: whole identifiers (an address cut short matches nothing),
+    at most `rows` rows a step."""
     lines = ["Results of the earlier steps; use these values, do not look them up again."]
     for number, step in enumerate(done, 1):
         lines.append(f"Step {number}: {step.question}")
@@ -74,7 +77,12 @@ def earlier_results(done: list[StepResult], rows: int) -> str:
             lines.append(f"  (no result: {step.error})")
             continue
         lines.append(f"  columns: {', '.join(step.result.columns)}")
-        lines += ["  " + ", ".join("NULL" if v is None else str(v) for v in row) for row in step.result.rows[:rows]]
+        lines += ["  " + ", ".join(_value(v) for v in row) for row in step.result.rows[:rows]]
         if len(step.result.rows) > rows:
             lines.append(f"  ... {len(step.result.rows) - rows} more rows")
     return "\n".join(lines)
+
+
+def _value(value) -> str:
+    text = "NULL" if value is None else str(value)
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."

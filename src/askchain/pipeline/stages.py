@@ -90,7 +90,8 @@ def plan(state: State, run: Run) -> StageOutput:
 def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> StageOutput:
     """A multi-step plan, step by step, each through the whole single-question pipeline (`answer_one`: retrieval,
     candidates, revision, selection, confidence) with the earlier steps' results in its hint. The last step's result
-    answers the question; the answer is as sure as the least sure step; a step the data cannot answer ends it."""
+    answers the question; the answer is as sure as the least sure step. A step the data cannot answer, or one that
+    fails or finds nothing before the last, ends the plan: the later steps would have nothing to build on."""
     cfg = run.settings.pipeline
     one_query = run.settings.with_overrides(pipeline={"planner": "never", "answer": False})
     done: list[StepResult] = []
@@ -111,12 +112,15 @@ def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> Stage
         if abstention:
             return {"abstention": abstention, "steps": [d.record() for d in done]}, {"steps": traced}
         judged.append({**final["confidence"], "step": number})
-    least = min(judged, key=lambda c: confidence_rules.LEVELS.index(c["level"]))
-    sure = {"level": least["level"], "alternatives": least["alternatives"] if least is judged[-1] else [],
+        if error or not (result and result.rows):
+            break
+    least = min(confidence_rules.LEVELS.index(c["level"]) for c in judged)
+    last = judged[-1]  # only the answer's own step has alternatives to show
+    sure = {"level": confidence_rules.LEVELS[least],
+            "alternatives": last["alternatives"] if confidence_rules.LEVELS.index(last["level"]) == least else [],
             "reasons": [f"step {c['step']}: {reason}" for c in judged for reason in c["reasons"]]}
     emit({"type": "confidence", **sure})
-    update = {key: final[key] for key in ("selection", "executions", "drafts", "agreed", "context", "coverage",
-                                          "definitions") if key in final}
+    update = {key: final[key] for key in ("selection", "executions", "drafts", "definitions") if key in final}
     return {**update, "confidence": sure, "steps": [d.record() for d in done]}, {"steps": traced}
 
 

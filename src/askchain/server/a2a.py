@@ -100,7 +100,9 @@ def generate(services: Services, request: A2ARequest, method: str) -> A2ARespons
     model = services.models.get(None)
     attached = request.db_schema.database if request.db_schema.database in services.catalog else None
     with _engine_for(services, request, dialect, attached) as engine:
-        result = ask(request.question, engine, method=method, model=model, settings=services.settings, answer=False)
+        # the caller takes one query that stands alone, not a plan's last step with earlier results written in
+        one_query = services.settings.with_overrides(pipeline={"planner": "never"})
+        result = ask(request.question, engine, method=method, model=model, settings=one_query, answer=False)
     where = f"database '{attached}'" if attached else f"an empty {engine.dialect} copy of the {len(request.db_schema.tables)} given tables"
     check = f"it failed there: {result.error}" if result.error else "it ran there without error"
     reasoning = f"{method} SQL generation with {model.model_id} in {dialect}; checked by running it on {where}: {check}."

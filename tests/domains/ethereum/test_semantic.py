@@ -27,6 +27,9 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("What share of blocks did the top 5 builders produce, as a percentage?", {"top_n", "percentage"}),
     ("How many of the richest addresses hold 50 % of all ETH?", {"balance"}),  # a threshold, not a unit
     ("Which NFT collection had the largest ETH sales volume?", {"nft"}),  # not a token amount
+    ("What is the 7-day moving average of blocks mined by the top 1% of miners?", set()),  # a window, a share
+    ("Which tokens did the 5 senders found in step 1 move?", set()),  # a planned step's rows, not a ranking
+    ("Top 5 tokens by transfers", {"top_n"}),
 ])
 def test_the_questions_users_ask_get_their_definitions(question, expected):
     assert {r.entry.name for r in LAYER.match(question)} == expected

@@ -168,8 +168,9 @@ class TurnView {
 
   showStep(event) {
     const item = this.plan.children[event.step - 1];
-    if (event.status === "start") {
+    if (event.status === "start") {  // the panels show the running step; the last one's stay as the answer's
       Object.assign(this, { generated: [], executions: null, selection: null });
+      for (const part of [this.sql, this.table, this.error, this.candidates]) part.hidden = true;
       if (item) item.classList.add("running");
       return;
     }
