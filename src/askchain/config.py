@@ -96,6 +96,7 @@ class PipelineSettings(Section):
     agreement_exit: int
     revision_rounds: int
     max_revisions: int
+    revise_beside_rows: bool
     empty_answer_share: float
     selection: Literal["vote", "tournament"]
     selection_max_groups: int

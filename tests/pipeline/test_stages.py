@@ -205,6 +205,16 @@ def test_an_empty_result_most_samples_agree_on_is_the_answer(engine, ctx, sample
     assert always_revise.chosen.candidate.sql == ROWS
 
 
+@pytest.mark.parametrize("beside_rows, revised", [(True, 1), (False, 0)])
+def test_failures_beside_rows_are_revised_only_when_asked(engine, ctx, beside_rows, revised):
+    model = ScriptedModel(lambda request, i: f"```sql\n{ROWS}\n```")
+    samples = [ROWS, "SELECT nope FROM singer"]
+    revision_loop(dedupe([Candidate(s, "direct") for s in samples], "sqlite"), ctx=ctx, model=model,
+                  key=lambda s: normalize_sql(s, "sqlite"), validate=lambda s: validate_sql(s, engine.schema()),
+                  execute=lambda s: try_execute(engine, s), rounds=5, revise_beside_rows=beside_rows)
+    assert len(model.requests) == revised
+
+
 @pytest.mark.parametrize("example_db, source", [
     ("concert_singer", "(this database)"), ("", "(this database)"), ("pets_1", "(other databases; patterns only)"),
 ])

@@ -113,6 +113,7 @@ def revision_loop(
     rounds: int = 5,
     max_revisions: int = 8,
     empty_answer_share: float = 1.0,
+    revise_beside_rows: bool = True,
     seed: int = 42,
     on_round: Callable[[int, list[Execution]], None] | None = None,
     known: list[Execution] = (),
@@ -124,7 +125,8 @@ def revision_loop(
     A revision that comes back as a failed query already run leaves its failure open: it is revised again next round
     (later rounds sample at a higher temperature), instead of ending the loop with budget left. When the first
     round's votes are mostly on an empty result (`empty_majority`), that is the answer and nothing is revised: no
-    revision could outvote it.
+    revision could outvote it. Without `revise_beside_rows`, nothing is revised once a first-round query returned
+    rows: the vote is among those that did.
     """
     votes = {key(c.sql): c.votes for c in candidates}
     known = [replace(ex, candidate=replace(ex.candidate, votes=votes.get(key(ex.candidate.sql), ex.candidate.votes))) for ex in known]
@@ -149,7 +151,8 @@ def revision_loop(
         if on_round:
             on_round(round_no, results)
         failed = unresolved + [ex for ex in results if ex.failed]
-        if round_no == 0 and empty_majority(results, empty_answer_share):
+        if round_no == 0 and (empty_majority(results, empty_answer_share)
+                              or not revise_beside_rows and any(ex.status == "success" for ex in results)):
             break
         if round_no == rounds or not failed or revisions >= max_revisions:
             break

@@ -252,8 +252,8 @@ def revise(state: State, run: Run) -> StageOutput:
     executions = revision_loop(
         unique, ctx=state["context"], model=run.models.factual, key=lambda sql: normalize_sql(sql, run.dialect),
         validate=validator(run, state), execute=run.execute, rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions,
-        empty_answer_share=cfg.empty_answer_share, seed=run.settings.llm.seed, on_round=on_round,
-        known=state.get("drafts", []),
+        empty_answer_share=cfg.empty_answer_share, revise_beside_rows=cfg.revise_beside_rows,
+        seed=run.settings.llm.seed, on_round=on_round, known=state.get("drafts", []),
     )
     return {"executions": executions}, {"unique_candidates": len(unique), "rounds": rounds}
 
