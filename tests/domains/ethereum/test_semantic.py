@@ -16,7 +16,7 @@ LAYER = get_domain("ethereum").semantic_layer()
 
 
 @pytest.mark.parametrize("question, expected", [
-    ("What was the average gas price in gwei yesterday?", {"gas_price", "gwei", "yesterday"}),
+    ("What was the average gas price in gwei yesterday?", {"average", "gas_price", "gwei", "yesterday"}),
     ("What share of transactions failed in the last 7 days?", {"share", "failed_transaction", "last_n_days"}),
     ("How much ETH was burned yesterday?", {"burned", "yesterday"}),
     ("Total USDC moved in the last 30 days, in total", {"token_USDC", "last_n_days", "in_total"}),
@@ -27,7 +27,7 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("What share of blocks did the top 5 builders produce, as a percentage?", {"top_n", "percentage"}),
     ("How many of the richest addresses hold 50 % of all ETH?", {"balance"}),  # a threshold, not a unit
     ("Which NFT collection had the largest ETH sales volume?", {"nft"}),  # not a token amount
-    ("What is the 7-day moving average of blocks mined by the top 1% of miners?", set()),  # a window, a share
+    ("What is the 7-day moving average of blocks mined by the top 1% of miners?", {"average"}),  # no top N
     ("Which tokens did the 5 senders found in step 1 move?", set()),  # a planned step's rows, not a ranking
     ("Top 5 tokens by transfers", {"top_n"}),
 ])
@@ -86,6 +86,8 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     ("How much USDC was moved in the last 7 days, in total?",
      f"SELECT DATE(block_timestamp), COUNT(*) FROM {TT} WHERE {LAST_7} GROUP BY DATE(block_timestamp)",
      "remove the GROUP BY per day"),
+    ("What was the average gas price in gwei yesterday?",
+     f"SELECT APPROX_QUANTILES(gas_price, 100)[OFFSET(50)] / 1e9 FROM {T} WHERE {YESTERDAY}", "AVG(...), not a median"),
     ("Which 10 miners mined the most blocks in the last 7 days?",
      f"SELECT miner, COUNT(*) FROM {B} WHERE DATE(timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) GROUP BY miner",
      "end the query with LIMIT 10"),
