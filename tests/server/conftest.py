@@ -192,3 +192,19 @@ def browser():
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@pytest.fixture
+def open_ui(browser):
+    """A function (base URL, page options) -> (page, errors): the web UI open with its schema shown, and the page
+    errors it raises collected for the test to assert there are none."""
+
+    def open_page(base: str, **options):
+        page = browser.new_page(**options)
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(base)
+        page.wait_for_selector(".schema details.table")
+        return page, errors
+
+    return open_page

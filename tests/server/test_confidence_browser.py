@@ -14,17 +14,12 @@ SPLIT = ["SELECT count(*) FROM singer WHERE Country = 'France'", "SELECT count(*
          "SELECT count(*) FROM stadium"]
 
 
-def test_badges_alternatives_and_an_abstention(browser, live_server, settings, script):
+def test_badges_alternatives_and_an_abstention(open_ui, live_server, settings, script):
     model = ScriptedModel({**script, "direct": lambda request, i: f"```sql\n{SPLIT[i % 3]}\n```",
                            "place_words": '{"ticket price": "none"}'})
     pipeline = settings.with_overrides(pipeline={"method": "pipeline", "examples_k": 0, "value_retrieval": False,
                                                  "semantic_layer": False, "abstention": "llm"})
-    base = live_server(create_app(pipeline, model))
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(base)
-    page.wait_for_selector(".schema details.table")
+    page, errors = open_ui(live_server(create_app(pipeline, model)))
 
     page.fill("#question", "How many singers are from France?")
     page.press("#question", "Enter")

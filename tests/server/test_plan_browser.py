@@ -22,15 +22,10 @@ def direct(request, i):
     return "```sql\nSELECT Stadium_ID, count(*) AS concerts FROM concert GROUP BY Stadium_ID ORDER BY concerts DESC LIMIT 1\n```"
 
 
-def test_the_plan_and_its_steps(browser, live_server, settings, script):
+def test_the_plan_and_its_steps(open_ui, live_server, settings, script):
     model = ScriptedModel({**script, "direct": direct, "plan": json.dumps({"steps": STEPS})})
     pipeline = settings.with_overrides(pipeline={"method": "pipeline", "examples_k": 0, "value_retrieval": False})
-    base = live_server(create_app(pipeline, model))
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(base)
-    page.wait_for_selector(".schema details.table")
+    page, errors = open_ui(live_server(create_app(pipeline, model)))
 
     page.fill("#question", "For the stadium that held the most concerts, which singers sang there?")
     page.press("#question", "Enter")

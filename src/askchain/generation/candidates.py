@@ -145,14 +145,15 @@ def result_preview(result: QueryResult | None, rows: int = 5) -> str:
         return "(not run)"
     if not result.rows:
         return "(no rows)"
-    shown = "; ".join(", ".join(_short(v) for v in row) for row in result.rows[:rows])
+    shown = "; ".join(", ".join(cell_text(v, 40) for v in row) for row in result.rows[:rows])
     more = f" … {len(result.rows) - rows} more" if len(result.rows) > rows else ""
     return f"columns ({', '.join(result.columns)}): {shown}{more}"
 
 
-def _short(value) -> str:
+def cell_text(value, limit: int) -> str:
+    """A result cell as prompt text: NULL for None, cut to `limit` characters."""
     text = "NULL" if value is None else str(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 GENERATORS: dict[str, Callable] = {

@@ -57,13 +57,13 @@ class Rule:
     reason: Callable[[Signals], str]
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
 RULES: tuple[Rule, ...] = (
     Rule(lambda s, cfg: s.agreed_early, +1, lambda s: "the draft's samples agreed at once"),
-    Rule(lambda s, cfg: s.revisions > 0, -1, lambda s: f"the SQL needed {_plural(s.revisions, 'revision round')}"),
+    Rule(lambda s, cfg: s.revisions > 0, -1, lambda s: f"the SQL needed {plural(s.revisions, 'revision round')}"),
     Rule(lambda s, cfg: bool(s.warnings), -1, lambda s: "validation warned: " + "; ".join(s.warnings)),
     Rule(lambda s, cfg: s.empty, -1, lambda s: "the result is empty"),
     Rule(lambda s, cfg: s.coverage is not None and s.coverage < cfg.min_coverage, -1,

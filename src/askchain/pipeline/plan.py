@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from askchain.db.base import QueryResult
 from askchain.db.schema import Schema
+from askchain.generation.candidates import cell_text
 from askchain.llm.base import ChatModel
 from askchain.prompts import load_prompt
 
@@ -77,12 +78,7 @@ def earlier_results(done: list[StepResult], rows: int) -> str:
             lines.append(f"  (no result: {step.error})")
             continue
         lines.append(f"  columns: {', '.join(step.result.columns)}")
-        lines += ["  " + ", ".join(_value(v) for v in row) for row in step.result.rows[:rows]]
+        lines += ["  " + ", ".join(cell_text(v, MAX_VALUE_CHARS) for v in row) for row in step.result.rows[:rows]]
         if len(step.result.rows) > rows:
             lines.append(f"  ... {len(step.result.rows) - rows} more rows")
     return "\n".join(lines)
-
-
-def _value(value) -> str:
-    text = "NULL" if value is None else str(value)
-    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."

@@ -303,7 +303,7 @@ def answer(state: State, run: Run) -> StageOutput:
         chart = None
     if state.get("steps"):
         text = "Answered in steps:\n" + "\n".join(
-            f"{n}. {step['question']} ({step['row_count']} row{'' if step['row_count'] == 1 else 's'})"
+            f"{n}. {step['question']} ({confidence_rules.plural(step['row_count'], 'row')})"
             for n, step in enumerate(state["steps"], 1)) + "\n\n" + text
     readings = read_as(state)
     if readings and rows:
