@@ -25,10 +25,16 @@ _LOCKED_DOWN = {
 }
 
 
+def connect_read_only(path: Path | str) -> duckdb.DuckDBPyConnection:
+    """A read-only, locked-down connection; DuckDB refuses a second connection to a file with another configuration,
+    so everything in a process that opens one file opens it this way."""
+    return duckdb.connect(str(path), read_only=True, config=dict(_LOCKED_DOWN))
+
+
 def table_names(path: Path) -> set[str]:
     """The tables of a DuckDB file, read through a short-lived locked-down connection."""
     try:
-        with duckdb.connect(str(path), read_only=True, config=dict(_LOCKED_DOWN)) as conn:
+        with connect_read_only(path) as conn:
             return {r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     except duckdb.Error as exc:
         raise DatabaseError(f"cannot open {path} as a DuckDB database: {str(exc).splitlines()[0]}") from exc
@@ -42,7 +48,7 @@ class DuckDBEngine(Engine):
         super().__post_init__()
         self.path = Path(self.location).expanduser().resolve()
         try:
-            self._conn = duckdb.connect(str(self.path), read_only=True, config=dict(_LOCKED_DOWN))
+            self._conn = connect_read_only(self.path)
         except duckdb.Error as exc:
             raise DatabaseError(f"cannot open {self.location} as a DuckDB database: {str(exc).splitlines()[0]}") from exc
         self._lock = threading.Lock()

@@ -7,6 +7,7 @@ from datetime import date, timedelta
 import duckdb
 import pytest
 
+from askchain.db.duckdb import connect_read_only
 from askchain.domains.ethereum.dataset import build_dataset, utc_today
 from askchain.domains.ethereum.simulate import GAS_TARGET
 from askchain.domains.ethereum.tables import tables
@@ -19,7 +20,7 @@ B, TX, L, TT, TR, C, TK, BAL = (FQ.format(t) for t in ("blocks", "transactions",
 def test_every_table_has_rows_and_the_bigquery_columns(eth_db):
     path, counts = eth_db
     assert all(counts[name] > 0 for name in tables()), counts
-    con = duckdb.connect(str(path), read_only=True)
+    con = connect_read_only(path)  # the session's engine may hold the file open with this configuration
     for name, spec in tables().items():
         assert [r[0] for r in con.execute(f"DESCRIBE {name}").fetchall()] == spec.column_names()
     types = dict(con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'logs'").fetchall())
