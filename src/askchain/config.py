@@ -93,6 +93,7 @@ class PipelineSettings(Section):
     keywords: Literal["rules", "llm"]
     generators: dict[str, GeneratorSettings]
     draft_generator: str
+    draft_first_wave: int
     agreement_exit: int
     revision_rounds: int
     max_revisions: int

@@ -112,3 +112,34 @@ def test_methods_are_data(db):
         "examples", "schema_linking", "values", "definitions")
     with pytest.raises(ConfigError, match="unknown method 'nope'"):
         ask("How many singers?", db, method="nope", model=ScriptedModel(lambda r, i: COUNT))
+
+
+def drafted_in_turn(replies: list[str]):
+    """The draft's i-th sample (seed offset i, however the samples are split into waves) replies replies[i]."""
+    seed = get_settings().llm.seed
+    return {"direct": lambda request, i: replies[request.seed - seed + i]}
+
+
+def test_a_first_wave_that_agrees_is_the_whole_draft(db):
+    model = ScriptedModel(drafted_in_turn([COUNT] * 3 + [BROKEN] * 3))
+    result = ask("How many singers are there?", db, model=model, settings=quiet(draft_first_wave=3))
+    assert [(r.template, r.n) for r in model.requests] == [("direct", 3)]
+    assert result.rows == [[3]] and result.confidence_reasons[0] == "3 of 3 samples agree on the result"
+
+
+def test_a_first_wave_that_disagrees_draws_the_rest_and_merges_their_votes(db):
+    model = ScriptedModel(drafted_in_turn([COUNT, EMPTY, COUNT, COUNT, COUNT, BROKEN]))
+    result = ask("How many singers are there?", db, model=model, settings=quiet(draft_first_wave=3))
+    seed = get_settings().llm.seed
+    assert [(r.template, r.n, r.seed) for r in model.requests] == [("direct", 3, seed), ("direct", 3, seed + 3)]
+    # agreement_exit 4: four of six samples on one result skip revision; the count ran once with all four votes
+    assert [(c["sql"], c["votes"]) for c in result.candidates] == [
+        ("SELECT count(*) FROM singer", 4), ("SELECT name FROM singer WHERE country = 'Peru'", 1),
+        ("SELECT nope FROM singer", 1)]
+    assert result.rows == [[3]]
+
+
+def test_without_a_first_wave_the_draft_is_drawn_at_once(db):
+    model = ScriptedModel(drafted_in_turn([COUNT] * 6))
+    ask("How many singers are there?", db, model=model, settings=quiet(draft_first_wave=0))
+    assert [(r.template, r.n) for r in model.requests] == [("direct", 6)]

@@ -190,12 +190,17 @@ def enabled_generators(run_settings) -> list[str]:
     return [name for name, g in run_settings.generators.items() if g.enabled and g.n > 0 and name in GENERATORS]
 
 
-def sample(name: str, state: State, run: Run) -> list[Candidate]:
+def sample(name: str, state: State, run: Run, count: int | None = None, skip: int = 0) -> list[Candidate]:
+    """`count` of the generator's samples (default: its n), from its `skip`-th on: the i-th sample has seed + i, so
+    samples drawn in waves are the ones drawn at once."""
     cfg = run.settings.pipeline
     enabled = enabled_generators(cfg)
     offset = 0 if name == cfg.draft_generator else enabled.index(name) + 1
-    made = GENERATORS[name](state["context"], run.models.creative, cfg.generators[name],
-                            run.settings.llm.seed + 1000 * offset, run.execute)
+    settings = cfg.generators[name]
+    if count is not None:
+        settings = settings.model_copy(update={"n": count})
+    made = GENERATORS[name](state["context"], run.models.creative, settings,
+                            run.settings.llm.seed + 1000 * offset + skip, run.execute)
     emit({"type": "candidates", "generator": name, "sql": [c.sql for c in made]})
     return made
 
@@ -216,14 +221,35 @@ def validator(run: Run, state: State) -> Callable[[str], Findings]:
 
 
 def draft(state: State, run: Run) -> StageOutput:
-    """The draft generator's samples, executed at once: when enough agree on one result, the other generators would
-    only confirm it, so the graph goes straight to selection (adaptive test-time compute)."""
+    """The draft generator's samples, executed at once: when enough agree on one result, the other generators and
+    revision would only confirm it, so the graph goes straight to selection (adaptive test-time compute). With
+    `draft_first_wave`, that many samples are drawn first and the rest only when these do not all return one same
+    result: most questions the samples agree on pay for a few samples, not all."""
     cfg = run.settings.pipeline
-    made = sample(cfg.draft_generator, state, run)
-    executions = execute_candidates(dedupe(made, run.dialect), validator(run, state), run.execute)
-    agreed = draft_agrees(executions, cfg.agreement_exit, run.dialect)
+    validate = validator(run, state)
+    total = cfg.generators[cfg.draft_generator].n
+    first = cfg.draft_first_wave if 0 < cfg.draft_first_wave < total else total
+    made = sample(cfg.draft_generator, state, run, count=first)
+    executions = execute_samples(made, [], validate, run)
+    agreed = first < total and draft_agrees(executions, first, run.dialect)
+    if first < total and not agreed:
+        made += sample(cfg.draft_generator, state, run, count=total - first, skip=first)
+        executions = execute_samples(made, executions, validate, run)
+    agreed = agreed or draft_agrees(executions, cfg.agreement_exit, run.dialect)
     return ({"candidates": made, "drafts": executions, "agreed": agreed},
-            {"candidates": [c.sql for c in made], "agreed": agreed, "executions": [ex.record() for ex in executions]})
+            {"candidates": [c.sql for c in made], "samples": len(made), "agreed": agreed,
+             "executions": [ex.record() for ex in executions]})
+
+
+def execute_samples(made: list[Candidate], known: list[Execution], validate: Callable[[str], Findings],
+                    run: Run) -> list[Execution]:
+    """Each distinct sample validated and run once, with the votes of all samples that wrote it; a query among
+    `known` keeps its execution."""
+    unique = dedupe(made, run.dialect)
+    done = {ex.candidate.key(run.dialect): ex for ex in known}
+    fresh = execute_candidates([c for c in unique if c.key(run.dialect) not in done], validate, run.execute)
+    done.update((ex.candidate.key(run.dialect), ex) for ex in fresh)
+    return [replace(done[c.key(run.dialect)], candidate=c) for c in unique]
 
 
 def draft_agrees(executions: list[Execution], needed: int, dialect: str) -> bool:
