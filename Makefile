@@ -27,7 +27,7 @@ FIRST  ?= $(N)
 MODEL  ?= qwen2.5-coder-1.5b
 METHODS ?= pipeline self-consistency baseline
 
-.PHONY: install run test compare clean
+.PHONY: install run test compare clean llama-batched-bench
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile scripts/*.sh
@@ -53,6 +53,14 @@ compare: install
 	    --method $$method --model $(MODEL) --out benchmarks/$(DATASET)-$(N)-$(SEED)/$$method || exit 1; \
 	done
 	$(BIN)/askchain eval compare $(foreach m,$(METHODS),benchmarks/$(DATASET)-$(N)-$(SEED)/$(m))
+
+# llama.cpp's own benchmark, built from the installed llama.cpp with the flags above (once per CPU), for
+# `askchain speed`, which prints askchain's tokens/s beside it.
+llama-batched-bench: $(BIN)/llama-batched-bench
+
+$(BIN)/llama-batched-bench: $(VENV)/.installed
+	@test -x $(WHEELS)/llama-batched-bench || bash scripts/build_llama_batched_bench.sh $(BIN)/python "$(LLAMA_CMAKE)" $(WHEELS)
+	cp $(WHEELS)/llama-batched-bench $@
 
 clean:
 	rm -rf $(VENV) .venv-bqemu

@@ -234,6 +234,7 @@ def _add_subcommands() -> None:
         ("askchain.mcp_server.cli", None),
         ("askchain.pipeline.cli", None),
         ("askchain.eval.bench", None),
+        ("askchain.eval.speed", None),
     ):
         try:
             sub = importlib.import_module(module)
