@@ -112,7 +112,7 @@ def test_agreeing_samples_are_high_and_show_no_alternatives(concert_db):
     model = ScriptedModel({"direct": "SELECT count(*) FROM singer WHERE Country = 'France'"})
     result = ask("How many singers are from France?", str(concert_db), model=model, settings=settings())
     assert result.confidence == "high" and result.alternatives == []
-    assert result.confidence_reasons[:2] == ["3 of 3 samples agree on the result", "the draft's samples agreed at once"]  # the first wave
+    assert result.confidence_reasons[:2] == ["6 of 6 samples agree on the result", "the draft's samples agreed at once"]
 
 
 def test_the_baseline_has_one_sample_and_a_revision_lowers_it(concert_db):

@@ -31,7 +31,8 @@ script = {
 
 def test_pipeline_runs_every_stage_and_traces_it(concert_db):
     settings = get_settings().with_overrides(
-        pipeline={"examples_k": 0, "value_retrieval": False, "answer": False, "selection": "tournament", "majority_margin": 0, "generators": ALL_ON}
+        pipeline={"examples_k": 0, "value_retrieval": False, "answer": False, "selection": "tournament", "majority_margin": 0,
+                  "generators": ALL_ON, "revise_beside_rows": True}  # revision beside rows: every stage has work
     )
     events = []
     result = ask("How many singers are from France?", str(concert_db), method="pipeline", model=ScriptedModel(script),

@@ -83,7 +83,7 @@ def test_each_role_calls_its_own_model(db):
     creative = ScriptedModel(lambda r, i: [COUNT, BROKEN][i % 2], name="creative")
     factual = ScriptedModel({"revise": COUNT, "summarize": "There are 3 singers."}, name="factual")
     result = ask("How many singers?", db, method="pipeline", model=Models(creative, factual),
-                 settings=quiet(agreement_exit=0))
+                 settings=quiet(agreement_exit=0, revise_beside_rows=True))  # the broken sample is revised
     assert result.rows == [[3]] and result.answer
     assert creative.requests and all(r.temperature > 0 for r in creative.requests), "generation samples"
     assert {r.template for r in creative.requests} == {"direct"}

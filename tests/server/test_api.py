@@ -70,7 +70,8 @@ def test_follow_up_is_rewritten_and_threads_survive_a_restart(settings, new_mode
         thread = second.get(f"/threads/{thread_id}").json()
     assert [t["question"] for t in thread["turns"]] == ["How many singers are there?", "and only those from France?"]
     assert thread["turns"][1]["asked"] == "How many singers are from France?"
-    assert thread["turns"][0]["rows"] == [[6]]
+    assert thread["turns"][0]["rows"] == [[6]] and thread["turns"][0]["steps"] == []
+    assert thread["turns"][0]["confidence"]["level"] in ("high", "medium", "low")
 
 
 def test_failing_sql_is_reported_in_events_not_as_a_server_error(client, ask):

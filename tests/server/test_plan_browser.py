@@ -40,4 +40,14 @@ def test_the_plan_and_its_steps(open_ui, live_server, settings, script):
     assert any(label.startswith("Step 1 · ") for label in labels) and any(label.startswith("Step 2 · ") for label in labels)
     assert turn.locator("table.results tbody tr").count() == 3  # the last step's rows answer the question
     assert "Answered in steps" in turn.locator(".answer").inner_text()
+    level = turn.locator(".confidence .badge").inner_text()
+
+    page.reload()  # the stored thread brings the plan, each step and the confidence back
+    turn = page.locator(".turn").nth(0)
+    turn.locator(".plan .plan-step.done").nth(1).wait_for()
+    steps = turn.locator(".plan .plan-step")
+    assert steps.count() == 2 and "GROUP BY Stadium_ID" in steps.nth(0).locator("pre.sql").inner_text()
+    assert "1 row" in steps.nth(0).inner_text() and "3 rows" in steps.nth(1).inner_text()
+    assert turn.locator(".confidence .badge").inner_text() == level
+    assert turn.locator("table.results tbody tr").count() == 3
     assert not errors, errors

@@ -1,4 +1,5 @@
-"""Conversation threads in a SQLite file: each turn keeps its question, SQL, a sample of rows and the answer."""
+"""Conversation threads in a SQLite file: each turn keeps its question, SQL, a sample of rows, the answer, its
+confidence and, when it was planned, its steps."""
 
 from __future__ import annotations
 
@@ -39,6 +40,10 @@ class TurnRecord:
     row_count: int = 0
     error: str | None = None
     run_id: str | None = None
+    #: a question answered in steps: each step's question, SQL, error and row count
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    #: how sure the answer was: level, reasons and the alternatives shown beside a low one
+    confidence: dict[str, Any] | None = None
     created_at: float = 0.0
     turn: int = 0
 

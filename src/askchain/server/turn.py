@@ -95,7 +95,9 @@ def run_turn(services: Services, request: TurnRequest, emit: Emit) -> None:
         record = services.threads.append(request.thread_id, TurnRecord(
             question=request.question, asked=result.question, db=db, sql=result.sql, answer=result.answer or "",
             columns=result.columns, rows=result.rows, row_count=len(result.rows), error=result.error,
-            run_id=result.run_id,
+            run_id=result.run_id, steps=result.steps,
+            confidence={"level": result.confidence, "reasons": result.confidence_reasons,
+                        "alternatives": result.alternatives} if result.confidence else None,
         ))
     except (AskchainError, UnknownDatabase) as exc:
         message = f"unknown database '{exc.args[0]}'" if isinstance(exc, UnknownDatabase) else str(exc)

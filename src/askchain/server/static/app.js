@@ -175,7 +175,8 @@ class TurnView {
       return;
     }
     if (!item) return;
-    item.classList.replace("running", "done");
+    item.classList.remove("running");
+    item.classList.add("done");
     const outcome = event.error ? `failed: ${event.error}` : `${event.row_count} row${event.row_count === 1 ? "" : "s"}`;
     item.append(el("pre", { class: "sql" }, el("code", { html: highlightSql(event.sql || "") })), el("p", { class: "muted" }, outcome));
   }
@@ -446,9 +447,15 @@ async function loadThread(threadId) {
   for (const turn of thread.turns) {
     const view = new TurnView(turn.question);
     if (turn.asked !== turn.question) view.showRewrite({ question: turn.asked });
+    const steps = turn.steps || [];
+    if (steps.length > 1) {
+      view.showPlan({ steps: steps.map((step) => step.question) });
+      steps.forEach((step, i) => view.showStep({ ...step, step: i + 1, status: "end" }));
+    }
     view.showSql({ sql: turn.sql, dialect: "" });
     view.showRows({ columns: turn.columns, rows: turn.rows, row_count: turn.row_count, error: turn.error });
     view.showAnswer(turn.answer);
+    if (turn.confidence) view.showConfidence(turn.confidence);
     $("#thread").append(view.root);
   }
   if (thread.turns.length) $("#db").value = thread.turns[thread.turns.length - 1].db;
