@@ -70,11 +70,11 @@ def _filler(model, tokens: int) -> str:
 
 
 def llama_speeds(binary: Path, model, prompt_tokens: int, generate: int, parallel: list[int]) -> list[Speed]:
-    """llama.cpp's own figures: `llama-batched-bench` with a shared prompt (-pps), the model's file, context size and
-    threads, and askchain's batch size."""
+    """llama.cpp's own figures: `llama-batched-bench` with a shared prompt (-pps) in one KV buffer for every sequence
+    (-kvu, as askchain's context has), the model's file, context size and threads, and askchain's batch size."""
     command = [str(binary), "-m", str(model.path), "-c", str(model.context_tokens), "-b", str(N_BATCH),
                "-ub", str(N_BATCH), "-t", str(model_threads(model)), "-npp", str(prompt_tokens),
-               "-ntg", str(generate), "-npl", ",".join(map(str, parallel)), "-pps", "--output-format", "jsonl"]
+               "-ntg", str(generate), "-npl", ",".join(map(str, parallel)), "-pps", "-kvu", "--output-format", "jsonl"]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
