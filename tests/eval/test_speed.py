@@ -74,4 +74,5 @@ def test_the_embedded_model_is_measured_beside_the_benchmark(tmp_path):
     assert [s["generation_tps"] for s in figures["llama_batched_bench"]] == [15.0, 30.0]
     given = args.read_text().split()
     assert given[given.index("-npl") + 1] == "1,2" and given[given.index("-m") + 1].endswith(".gguf")
-    assert "-pps" in given and "-kvu" in given and "llama.cpp" in done.stdout
+    assert "-pps" in given and "-kvu" in given and given[given.index("-fa") + 1] == "off"  # as askchain's context
+    assert "llama.cpp" in done.stdout

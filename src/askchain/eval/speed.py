@@ -69,12 +69,15 @@ def _filler(model, tokens: int) -> str:
     return model.llama.detokenize(ids).decode(errors="ignore")
 
 
-def llama_speeds(binary: Path, model, prompt_tokens: int, generate: int, parallel: list[int]) -> list[Speed]:
+def llama_speeds(binary: Path, model, prompt_tokens: int, generate: int, parallel: list[int],
+                 flash_attention: bool) -> list[Speed]:
     """llama.cpp's own figures: `llama-batched-bench` with a shared prompt (-pps) in one KV buffer for every sequence
-    (-kvu, as askchain's context has), the model's file, context size and threads, and askchain's batch size."""
-    command = [str(binary), "-m", str(model.path), "-c", str(model.context_tokens), "-b", str(N_BATCH),
-               "-ub", str(N_BATCH), "-t", str(model_threads(model)), "-npp", str(prompt_tokens),
-               "-ntg", str(generate), "-npl", ",".join(map(str, parallel)), "-pps", "-kvu", "--output-format", "jsonl"]
+    (-kvu), the model's file, context size, threads and flash-attention choice as askchain's context has them, and
+    askchain's batch size."""
+    command = [str(binary), "-m", str(model.path), "-c", str(model.context_tokens),
+               "-fa", "on" if flash_attention else "off", "-b", str(N_BATCH), "-ub", str(N_BATCH),
+               "-t", str(model_threads(model)), "-npp", str(prompt_tokens), "-ntg", str(generate),
+               "-npl", ",".join(map(str, parallel)), "-pps", "-kvu", "--output-format", "jsonl"]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -125,6 +128,8 @@ def speed(
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the figures as JSON."),
 ):
     """Prompt and generation tokens/s of the model through askchain, beside llama.cpp's own llama-batched-bench."""
+    import llama_cpp
+
     from askchain.config import get_settings
     from askchain.llm.llamacpp import LlamaCppModel
     from askchain.llm.llamacpp_batch import PARALLEL_SEQUENCES
@@ -143,8 +148,9 @@ def speed(
     if not isinstance(model, LlamaCppModel):
         raise ConfigError(f"askchain speed measures llama.cpp models; {model.model_id} is served elsewhere")
     ours = askchain_speeds(model, prompt_tokens, generate, counts)
+    flash_attention = model.llama.context_params.flash_attn_type == llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
     model.close()  # the benchmark loads the model itself: two copies would share the cores' caches
-    theirs = llama_speeds(binary, model, prompt_tokens, generate, counts) if binary else []
+    theirs = llama_speeds(binary, model, prompt_tokens, generate, counts, flash_attention) if binary else []
     table = Table("sequences", "prompt tok/s", "llama.cpp", "gap", "generation tok/s", "llama.cpp", "gap",
                   title=f"{model.model_id}, {model_threads(model)} threads, prompt {prompt_tokens}, generate {generate}")
     by_count = {s.parallel: s for s in theirs}
