@@ -5,7 +5,6 @@ count divided by these speeds; a gap between the two columns is time askchain lo
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -63,8 +62,9 @@ def askchain_speeds(model, prompt_tokens: int, generate: int, parallel: list[int
 
 
 def _filler(model, tokens: int) -> str:
-    """About `tokens` tokens of text that no earlier prompt starts with (a new id first)."""
-    words = " ".join(f"row {i} of table t{i % 7} has value {i * 37 % 1000};" for i in range(tokens))
+    """About `tokens` tokens of text that no earlier prompt starts with (a new id first): phrases of ten tokens or more,
+    a quarter as many as the tokens wanted, cut to length."""
+    words = " ".join(f"row {i} of table t{i % 7} has value {i * 37 % 1000};" for i in range(tokens // 4 + 1))
     ids = model.llama.tokenize(f"{uuid.uuid4().hex} {words}".encode(), add_bos=False)[: max(tokens - 40, 1)]
     return model.llama.detokenize(ids).decode(errors="ignore")
 
@@ -76,18 +76,13 @@ def llama_speeds(binary: Path, model, prompt_tokens: int, generate: int, paralle
     askchain's batch size."""
     command = [str(binary), "-m", str(model.path), "-c", str(model.context_tokens),
                "-fa", "on" if flash_attention else "off", "-b", str(N_BATCH), "-ub", str(N_BATCH),
-               "-t", str(model_threads(model)), "-npp", str(prompt_tokens), "-ntg", str(generate),
+               "-t", str(model.thread_count), "-npp", str(prompt_tokens), "-ntg", str(generate),
                "-npl", ",".join(map(str, parallel)), "-pps", "-kvu", "--output-format", "jsonl"]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise ConfigError(f"{binary.name} failed (exit {done.returncode}): {last}")
     return parse_batched_bench(done.stdout)
-
-
-def model_threads(model) -> int:
-    """The threads askchain's llama.cpp context uses (askchain.llm.llamacpp: the setting, else every core)."""
-    return model.threads or os.cpu_count() or 1
 
 
 def parse_batched_bench(output: str) -> list[Speed]:
@@ -152,7 +147,7 @@ def speed(
     model.close()  # the benchmark loads the model itself: two copies would share the cores' caches
     theirs = llama_speeds(binary, model, prompt_tokens, generate, counts, flash_attention) if binary else []
     table = Table("sequences", "prompt tok/s", "llama.cpp", "gap", "generation tok/s", "llama.cpp", "gap",
-                  title=f"{model.model_id}, {model_threads(model)} threads, prompt {prompt_tokens}, generate {generate}")
+                  title=f"{model.model_id}, {model.thread_count} threads, prompt {prompt_tokens}, generate {generate}")
     by_count = {s.parallel: s for s in theirs}
     for s in ours:
         ref = by_count.get(s.parallel)

@@ -44,7 +44,7 @@ def _load(model: "LlamaCppModel") -> _Loaded:
         llama = llama_cpp.Llama(
             model_path=str(model.path),
             n_ctx=model.context_tokens,
-            n_threads=model.threads or os.cpu_count(),
+            n_threads=model.thread_count,
             n_batch=512,
             verbose=False,
         )
@@ -91,6 +91,11 @@ class LlamaCppModel(ChatModel):
         self.sha256 = sha256
         self._loaded: _Loaded | None = None
         self._load_lock = threading.Lock()
+
+    @property
+    def thread_count(self) -> int:
+        """The threads llama.cpp computes with: the setting, else every core."""
+        return self.threads or os.cpu_count() or 1
 
     @property
     def loaded(self) -> _Loaded:
