@@ -45,6 +45,7 @@ class DBSettings(Section):
     max_rows: int
     maximum_bytes_billed: int
     default_domain: str | None
+    short_table_names: bool
 
 
 class PathSettings(Section):

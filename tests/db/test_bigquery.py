@@ -215,7 +215,7 @@ def test_introspection_reads_metadata_of_the_default_dataset(engine):
     assert "wei" in schema.notes, "the domain's notes travel with its BigQuery dataset"
     assert [t.name for t in schema.tables] == ["blocks", "transactions"]
     blocks = schema.table(f"{DATASET}.blocks")
-    assert blocks.query_name == f"{DATASET}.blocks"
+    assert blocks.query_name is None, "prompts show short names: the default dataset resolves them"
     assert blocks.description == "Ethereum blocks" and blocks.row_count == 3
     assert [(c.name, c.type) for c in blocks.columns] == [
         ("number", "INT64"), ("miner", "STRING"), ("timestamp", "TIMESTAMP"),
@@ -223,7 +223,17 @@ def test_introspection_reads_metadata_of_the_default_dataset(engine):
     ]
     assert blocks.column("number").description == "The block number"
     assert all(not c.examples for t in schema.tables for c in t.columns)  # no reads unless asked
-    assert f"CREATE TABLE `{DATASET}.transactions`" in schema.ddl()
+    assert "CREATE TABLE transactions (" in schema.ddl()
+    assert engine.qualified_sql("SELECT COUNT(*) FROM transactions") == f"SELECT COUNT(*) FROM `{DATASET}.transactions`"
+
+
+@pytest.mark.bigquery
+def test_qualified_names_in_prompts_when_short_names_are_off(seeded):
+    limits = get_settings().with_overrides(db=dict(short_table_names=False)).db
+    engine = open_database(f"bigquery://{PROJECT}?endpoint={seeded}", limits)
+    assert engine.schema().table("blocks").query_name == f"{DATASET}.blocks"
+    assert f"CREATE TABLE `{DATASET}.transactions`" in engine.schema().ddl()
+    assert engine.prompt_sql(f"SELECT 1 FROM `{DATASET}.blocks`") == f"SELECT 1 FROM `{DATASET}.blocks`"
 
 
 @pytest.mark.bigquery

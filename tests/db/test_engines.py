@@ -124,4 +124,32 @@ def test_mapped_names_are_transpiled(duckdb_file):
         "SELECT SAFE_DIVIDE(SUM(amount), COUNT(*)) AS avg_amount FROM `shop-project.sales.orders` WHERE id > 0"
     )
     assert result.rows[0][0] == pytest.approx(75.75)
-    assert engine.schema().table("orders").query_name == "shop-project.sales.orders"
+    assert engine.schema().table("orders").query_name is None  # prompts show the short name, which runs here
+    assert engine.execute("SELECT COUNT(*) FROM orders").rows == [(100,)]
+
+
+@pytest.mark.parametrize("written, returned", [
+    ("SELECT COUNT(*) FROM orders", "SELECT COUNT(*) FROM `shop-project.sales.orders`"),
+    ("SELECT o.id FROM orders AS o WHERE DATE(o.day) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)",  # the rest as written
+     "SELECT o.id FROM `shop-project.sales.orders` AS o WHERE DATE(o.day) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"),
+    ("SELECT orders.id FROM `orders` JOIN (SELECT id FROM orders) AS x USING (id)",
+     "SELECT orders.id FROM `shop-project.sales.orders` JOIN (SELECT id FROM `shop-project.sales.orders`) AS x USING (id)"),
+    ("WITH orders AS (SELECT 1 AS id) SELECT id FROM orders", "WITH orders AS (SELECT 1 AS id) SELECT id FROM orders"),
+    ("SELECT COUNT(*) FROM `shop-project.sales.orders`", "SELECT COUNT(*) FROM `shop-project.sales.orders`"),
+    ("SELECT COUNT(*) FROM customers", "SELECT COUNT(*) FROM customers"),  # not a mapped table
+    ("SELECT FROM WHERE (", "SELECT FROM WHERE ("),  # what does not parse is handed back as written
+])
+def test_the_returned_sql_qualifies_short_table_names(duckdb_file, written, returned):
+    engine = open_database(str(duckdb_file), query_dialect="bigquery", table_map={"shop-project.sales.orders": "orders"})
+    assert engine.qualified_sql(written) == returned
+
+
+@pytest.mark.parametrize("short_names, shown", [
+    (True, "SELECT id FROM orders AS o JOIN orders ON TRUE"),
+    (False, "SELECT id FROM `shop-project.sales.orders` AS o JOIN shop-project.sales.orders ON TRUE"),
+])
+def test_examples_name_tables_as_the_schema_shows_them(duckdb_file, short_names, shown):
+    limits = get_settings().with_overrides(db={"short_table_names": short_names}).db
+    engine = open_database(str(duckdb_file), limits, query_dialect="bigquery", table_map={"shop-project.sales.orders": "orders"})
+    assert engine.prompt_sql("SELECT id FROM `shop-project.sales.orders` AS o JOIN shop-project.sales.orders ON TRUE") == shown
+    assert engine.schema().ddl().count("CREATE TABLE " + ("orders (" if short_names else "`shop-project.sales.orders` (")) == 1

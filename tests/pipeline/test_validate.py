@@ -19,15 +19,17 @@ def schema(concert_db) -> Schema:
     return SQLiteEngine(str(concert_db)).schema()
 
 
-@pytest.fixture(scope="module")
-def ethereum() -> Schema:
-    """A slice of crypto_ethereum with BigQuery's qualified names and GoogleSQL types, nested ones included."""
+@pytest.fixture(scope="module", params=[PREFIX, None], ids=["qualified-names", "short-names"])
+def ethereum(request) -> Schema:
+    """A slice of crypto_ethereum with GoogleSQL types, nested ones included, its tables named as prompts show them:
+    BigQuery's qualified names, or short ones (`db.short_table_names`); queries may write either."""
+    prefix = request.param
     return Schema([
         Table("blocks", [Column("number", "INT64"), Column("timestamp", "TIMESTAMP"), Column("miner", "STRING"),
                          Column("withdrawals", "ARRAY<STRUCT<index INT64, validator_index INT64, address STRING, "
-                                               "amount STRING>>")], query_name=PREFIX + "blocks"),
+                                               "amount STRING>>")], query_name=prefix and prefix + "blocks"),
         Table("transactions", [Column("hash", "STRING"), Column("block_timestamp", "TIMESTAMP"),
-                               Column("value", "NUMERIC")], query_name=PREFIX + "transactions"),
+                               Column("value", "NUMERIC")], query_name=prefix and prefix + "transactions"),
     ], "bigquery")
 
 
@@ -126,6 +128,10 @@ def test_validation_points_a_qualified_bigquery_column_to_its_table(ethereum):
     ("SELECT miner FROM `bigquery-public-data.crypto_ethereum.blocks` WHERE number IN (1, 'latest')",
      "blocks.number holds numbers (INT64), not text like 'latest'"),
     ("SELECT miner FROM `bigquery-public-data.crypto_ethereum.blocks` WHERE LOWER(miner) IN ('0xab', '0xcd')", None),
+    ("SELECT w.amount FROM blocks AS b, UNNEST(b.withdrawals) AS w", None),
+    ("SELECT hash FROM transactions WHERE value = 'lots'", "transactions.value holds numbers (NUMERIC), not text like 'lots'"),
+    ("SELECT t.hash FROM transactions AS t JOIN `bigquery-public-data.crypto_ethereum.blocks` AS b ON b.number = t.nonce",
+     "Column 'nonce' does not exist in transactions"),
 ])
 def test_googlesql_types_as_sqlglot_reads_them(ethereum, sql, expected):
     findings = validate_sql(sql, ethereum)

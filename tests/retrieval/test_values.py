@@ -87,12 +87,16 @@ def test_hashes_addresses_blobs_numbers_free_text_and_high_cardinality_are_not_i
     assert not any(v.startswith("0x") for v in index.values)
 
 
-def test_values_of_mapped_tables_are_named_as_queries_name_them(chain_db, settings):
+def test_values_of_mapped_tables_are_named_as_the_schema_shows_them(chain_db, settings):
     engine = DuckDBEngine(str(chain_db), query_dialect="bigquery", table_map={
         "bigquery-public-data.crypto_ethereum.tokens": "tokens",
         "bigquery-public-data.crypto_ethereum.transactions": "transactions",
     })
     hints = hints_for("How many transfers of Tether USD were there?", engine, settings)
+    assert hints[0] == "tokens.name = 'Tether USD'"
+    qualified = settings.with_overrides(db={"short_table_names": False})
+    engine = DuckDBEngine(str(chain_db), qualified.db, query_dialect="bigquery", table_map=engine.table_map)
+    hints = hints_for("How many transfers of Tether USD were there?", engine, qualified)
     assert hints[0] == "bigquery-public-data.crypto_ethereum.tokens.name = 'Tether USD'"
 
 

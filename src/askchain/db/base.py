@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -13,6 +14,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from askchain.config import DBSettings, get_settings
+from askchain.db.dialects import quoted
 from askchain.db.guard import check_read_only
 from askchain.db.schema import Schema
 from askchain.errors import QueryFailed
@@ -61,9 +63,13 @@ class Engine(ABC):
         self.query_dialect = self.query_dialect or self.dialect
         self._schema: Schema | None = None
         self._schema_lock = threading.Lock()
+        #: Table -> its qualified name (BigQuery's `project.dataset.table`), for the SQL askchain hands back.
+        self._qualified: dict[str, str] = {}
 
     # ---- introspection -------------------------------------------------------------------------
     def schema(self) -> Schema:
+        """The schema as prompts show it: tables by their short names when `db.short_table_names` is on (they run as
+        written here), else by the qualified names queries may use."""
         with self._schema_lock:
             if self._schema is None:
                 self._schema = self._introspect()
@@ -71,7 +77,10 @@ class Engine(ABC):
                 self._schema.name = self.domain_id or self._schema.name
                 self._schema.dialect = self.query_dialect
                 for table in self._schema.tables:
-                    table.query_name = table.query_name or self._query_names().get(table.name)
+                    qualified = table.query_name or self._query_names().get(table.name)
+                    if qualified:
+                        self._qualified[table.name.lower()] = qualified
+                    table.query_name = None if self.limits.short_table_names else qualified
             return self._schema
 
     @abstractmethod
@@ -84,6 +93,39 @@ class Engine(ABC):
             if len(qualified) > len(names.get(local, "")):
                 names[local] = qualified
         return names
+
+    def prompt_sql(self, sql: str) -> str:
+        """SQL written with qualified table names (the domain's examples), as prompts show tables: shortened when the
+        schema shows short names, so examples and schema name tables one way."""
+        self.schema()
+        if not self.limits.short_table_names:
+            return sql
+        for qualified in sorted({*self._qualified.values(), *self.table_map}, key=len, reverse=True):
+            short = qualified.rsplit(".", 1)[-1]
+            sql = re.sub(rf"`{re.escape(qualified)}`|(?<![\w.`-]){re.escape(qualified)}(?![\w`])", short, sql, flags=re.I)
+        return sql
+
+    def qualified_sql(self, sql: str) -> str:
+        """The query with each short table name qualified as the database's own clients name it, so the SQL askchain
+        returns runs there too (BigQuery's console). Only those names change, in place (sqlglot gives their spans);
+        the rest stays as written, and SQL that does not parse is handed back as it is."""
+        self.schema()
+        if not self._qualified:
+            return sql
+        try:
+            tree = sqlglot.parse_one(sql, read=self.query_dialect)
+        except SqlglotError:
+            return sql
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        spans = []
+        for table in tree.find_all(exp.Table):
+            qualified = self._qualified.get(table.name.lower())
+            meta = table.this.meta if isinstance(table.this, exp.Identifier) else {}
+            if qualified and not table.args.get("db") and table.name.lower() not in ctes and "start" in meta:
+                spans.append((meta["start"], meta["end"] + 1, quoted(qualified, self.query_dialect)))
+        for start, end, name in sorted(spans, reverse=True):
+            sql = sql[:start] + name + sql[end:]
+        return sql
 
     @abstractmethod
     def example_rows(self, table: str, limit: int = 3) -> list[tuple]: ...

@@ -106,7 +106,7 @@ def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> Stage
         final = answer_one(step_run, lambda event, number=number: emit({**event, "step": number}))
         abstention = final.get("abstention")
         sql, result, error = (None, None, abstention.text) if abstention else chosen_result(final["selection"])
-        done.append(StepResult(question, sql, result, error))
+        done.append(StepResult(question, run.engine.qualified_sql(sql) if sql else sql, result, error))
         traced.append({**done[-1].record(), "stages": trace.stages})
         emit({"type": "step", "step": number, **done[-1].record(), "status": "end"})
         if abstention:
@@ -134,7 +134,7 @@ def find_examples(state: State, run: Run) -> StageOutput:
         only_db=schema.db_id if cfg.examples_scope == "schema" else None,
         schema=schema, model=run.models.factual if cfg.skeleton == "llm" else None, settings=run.settings,
     )
-    examples = [Example(e.question, e.sql, e.db_id) for e in found]
+    examples = [Example(e.question, run.engine.prompt_sql(e.sql), e.db_id) for e in found]
     return {"examples": examples}, {"examples": examples}
 
 
@@ -294,7 +294,7 @@ def select(state: State, run: Run) -> StageOutput:
     )
     sql, result, error = chosen_result(selection)
     emit({"type": "selected", "sql": sql, "reason": selection.reason})
-    emit({"type": "sql", "sql": sql, "dialect": run.dialect})
+    emit({"type": "sql", "sql": run.engine.qualified_sql(sql) if sql else sql, "dialect": run.dialect})
     emit({"type": "rows", "columns": result.columns if result else [], "rows": [list(r) for r in result.rows] if result else [],
           "row_count": len(result.rows) if result else 0, "truncated": bool(result and result.truncated), "error": error})
     record = {

@@ -176,7 +176,9 @@ def _cache_key(engine: Engine, policy: ValuePolicy) -> str:
     if location.is_file():
         stat = location.stat()
         stamp += [stat.st_mtime_ns, stat.st_size]
-    payload = json.dumps([INDEX_VERSION, stamp, asdict(policy), engine.table_map], sort_keys=True)
+    # the hints name tables as prompts do (short or qualified names)
+    payload = json.dumps([INDEX_VERSION, stamp, asdict(policy), engine.table_map, engine.limits.short_table_names],
+                         sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

@@ -17,7 +17,9 @@ def test_schema_shows_bigquery_types_descriptions_and_names(eth_engine):
     schema = eth_engine.schema()
     assert [t.name for t in schema.tables][:3] == ["blocks", "transactions", "logs"]
     logs = schema.table("bigquery-public-data.crypto_ethereum.logs")
-    assert logs.display_name == "bigquery-public-data.crypto_ethereum.logs"
+    assert logs.display_name == "logs"  # prompts show short names; the returned SQL is qualified again
+    assert eth_engine.qualified_sql("SELECT COUNT(*) FROM logs") == (
+        "SELECT COUNT(*) FROM `bigquery-public-data.crypto_ethereum.logs`")
     assert logs.column("topics").type == "ARRAY<STRING>"
     assert schema.table("transactions").column("value").type == "NUMERIC"
     assert "withdrawals" in schema.ddl() and "ARRAY<STRUCT<index INT64" in schema.ddl()
