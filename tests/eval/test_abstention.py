@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from typer.testing import CliRunner
 
+from askchain.cli import app
 from askchain.config import get_settings
 from askchain.errors import DatasetError
 from askchain.eval.abstention import SPIDER_UNANSWERABLE, QuestionSet, read_unanswerable, run_abstention
@@ -76,6 +78,12 @@ def test_rates_and_ex_by_confidence(spider, sets, tmp_path):
     assert {r["set"] for r in records} == {"idk", "spider"}
     assert all(r["why"].startswith("the model found no column for ") and r["answer"].startswith("This data has no ")
                for r in records if r["set"] == "idk")
+
+    # `askchain eval report` re-renders an abstention folder with its own report
+    (out / "report.md").unlink()
+    rendered = CliRunner().invoke(app, ["eval", "report", str(out)])
+    assert rendered.exit_code == 0, rendered.output
+    assert (out / "report.md").read_text() == report and "Abstained on **2 of 2**" in rendered.output
 
     # resumed: nothing is asked again
     before = len(model.requests)

@@ -17,6 +17,7 @@ from askchain.config import get_settings
 from askchain.db.duckdb import DuckDBEngine
 from askchain.db.sqlite import SQLiteEngine
 from askchain.errors import DatasetError
+from askchain.eval import abstention
 from askchain.eval.datasets import load_spider, reload_dataset
 from askchain.eval.provenance import (
     KEY_PACKAGES, database_build, from_repo, model_provenance, package_version, repo_relative, repo_root,
@@ -171,8 +172,10 @@ def test_folders_from_before_provenance_still_load_and_resume(shop, tmp_path):
     assert "not recorded (2 q.)" in provenance_brief(write_report(out)["provenance"])
 
 
-#: One kept results folder per benchmark sample (the first method's, by name).
-KEPT = sorted({p.parent.parent: p.parent for p in sorted((REPO / "benchmarks").glob("*/*/run.json"), reverse=True)}.values())
+#: One kept results folder per benchmark sample (the first method's, by name); abstention runs apart (their own report).
+KEPT_ALL = sorted({p.parent.parent: p.parent for p in sorted((REPO / "benchmarks").glob("*/*/run.json"), reverse=True)}.values())
+KEPT_ABSTENTION = [folder for folder in KEPT_ALL if read_meta(folder).get("dataset") == abstention.DATASET]
+KEPT = [folder for folder in KEPT_ALL if folder not in KEPT_ABSTENTION]
 
 
 @pytest.mark.parametrize("folder", KEPT, ids=lambda folder: f"{folder.parent.name}/{folder.name}")
@@ -279,3 +282,13 @@ def test_an_ethereum_run_records_the_datasets_build_and_end_date(shop, small_eth
 
 def test_repo_root_is_this_checkout():
     assert repo_root() == REPO
+
+
+@pytest.mark.parametrize("folder", KEPT_ABSTENTION, ids=lambda folder: f"{folder.parent.name}/{folder.name}")
+def test_kept_abstention_folders_render(folder, tmp_path):
+    copy = tmp_path / folder.name
+    copy.mkdir()
+    for name in (META_FILE, RESULTS_FILE):
+        (copy / name).write_bytes((folder / name).read_bytes())
+    summary = abstention.write_abstention_report(copy)
+    assert summary["unanswerable"]["n"] > 0 and summary["answerable"]["n"] > 0

@@ -28,6 +28,8 @@ from askchain.llm.base import ChatModel
 
 HERE = Path(__file__).parent
 SPIDER_UNANSWERABLE = HERE / "questions" / "unanswerable_spider.jsonl"
+#: run.json's "dataset" of an abstention run, whose folder has its own report.
+DATASET = "abstention"
 
 
 @dataclass
@@ -104,7 +106,7 @@ def run_abstention(
     sets = sets if sets is not None else question_sets(spider_root)
     model_name = model.model_id if isinstance(model, ChatModel) else model
     out_dir = Path(out_dir or default_out_dir(method, model_name, limit, seed))
-    meta = {"dataset": "abstention", "method": method, "model": model_label(model_name), "limit": limit, "seed": seed,
+    meta = {"dataset": DATASET, "method": method, "model": model_label(model_name), "limit": limit, "seed": seed,
             "sets": [s.name for s in sets], "pipeline_settings": _method_settings(settings, method)}
     previous = read_meta(out_dir)
     if previous and any(previous.get(k) != meta[k] for k in ("method", "model", "limit", "seed", "pipeline_settings")):

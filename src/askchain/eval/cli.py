@@ -142,9 +142,15 @@ def compare(
 
 @app.command()
 def report(out_dir: Path = typer.Argument(..., help="A results folder holding results.jsonl.")):
-    """Re-render report.md, report.json and report.png from a results folder."""
+    """Re-render report.md, report.json and report.png from a results folder (an abstention run's: its own report)."""
+    from askchain.eval import abstention
     from askchain.eval.report import write_report
+    from askchain.eval.results import read_meta
 
+    if read_meta(out_dir).get("dataset") == abstention.DATASET:
+        abstention.write_abstention_report(out_dir)
+        console.print((out_dir / "report.md").read_text(), markup=False)
+        return
     write_report(out_dir)
     _print_summary(out_dir)
 
