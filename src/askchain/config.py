@@ -33,6 +33,7 @@ class LLMSettings(Section):
     context_tokens: int | None
     prompt_states_mb: int
     prompt_states_disk_mb: int
+    lookup_draft_tokens: int
     max_retries: int
 
     def role_model(self, role: Literal["factual", "creative"]) -> str:

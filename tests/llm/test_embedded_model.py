@@ -167,3 +167,33 @@ def test_different_prompts_decoded_together_match_one_by_one(settings):
     alone = [model.complete(p, max_tokens=30).text for p in prompts]
     assert [c.text for c in together] == alone
     assert all(c.usage.prompt_tokens == len_ for c, len_ in zip(together, [model.complete(p, max_tokens=1).usage.prompt_tokens for p in prompts]))
+
+
+ADDRESS = [{"role": "user", "content": "Write BigQuery SQL returning eth_balance from table balances for address "
+                                       "0xb9d7934878b5fb9610b3fe8a5e441e8fad7e293f. Only SQL."}]
+
+
+@pytest.mark.parametrize("temperature, n", [(0.0, 1), (0.0, 3), (0.7, 3)])
+def test_prompt_lookup_drafts_change_no_sample_and_save_steps(settings, monkeypatch, temperature, n):
+    """Drafted tokens are kept only where the sampler draws them, so greedy samples are the same, in fewer decoding
+    steps when the reply copies from the prompt (the address). Sampled ones are drawn from the same distributions,
+    but a batch of several tokens per sequence computes logits in another order (last bits differ), so a seeded
+    sample may take another turn: they are checked for the copy only."""
+    from llama_cpp import _internals
+
+    model = get_model("qwen2.5-coder-0.5b", settings)
+    steps = []
+    decode = _internals.LlamaContext.decode
+    monkeypatch.setattr(_internals.LlamaContext, "decode", lambda self, batch: (steps.append(1), decode(self, batch))[1])
+
+    def sample(drafts: int):
+        monkeypatch.setattr(model, "lookup_draft_tokens", drafts)
+        steps.clear()
+        texts = model.complete(ADDRESS, temperature=temperature, max_tokens=80, n=n, seed=5).texts
+        return texts, len(steps)
+
+    plain, plain_steps = sample(0)
+    drafted, drafted_steps = sample(10)
+    assert len(drafted) == n and all("0xb9d7934878b5fb9610b3fe8a5e441e8fad7e293f" in text for text in plain + drafted)
+    assert drafted == plain or temperature > 0
+    assert drafted_steps < plain_steps - 10, (drafted_steps, plain_steps)

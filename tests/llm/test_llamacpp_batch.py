@@ -2,7 +2,7 @@
 
 import pytest
 
-from askchain.llm.llamacpp_batch import LOOP_TOKENS, looping
+from askchain.llm.llamacpp_batch import LOOP_TOKENS, LookupDrafts, looping
 
 LINE = list(range(100, 100 + LOOP_TOKENS))
 
@@ -16,3 +16,30 @@ LINE = list(range(100, 100 + LOOP_TOKENS))
 ])
 def test_a_sample_repeating_itself_is_looping(tokens, expected):
     assert looping(tokens) is expected
+
+
+PROMPT = [5, 6, 7, 8, 9, 10, 11, 5, 6, 7, 12, 13]
+
+
+@pytest.mark.parametrize("own, limit, expected", [
+    ([], 4, []),                          # the prompt's last 3 tokens (7, 12, 13) occur nowhere before
+    ([5, 6, 7], 4, [12, 13]),             # the latest occurrence of 5 6 7 in the prompt, up to its end
+    ([5, 6, 7], 1, [12]),                 # at most `limit` tokens
+    ([1, 8, 9, 10], 3, [11, 5, 6]),
+    ([8, 9, 10, 1, 2, 8, 9, 10], 3, [1, 2, 8]),  # the sample's own earlier text comes first
+    ([5, 6, 7], 0, []),
+    ([40, 41, 42], 4, []),
+])
+def test_prompt_lookup_drafts_what_followed_the_last_tokens(own, limit, expected):
+    drafts = LookupDrafts(PROMPT).fork()
+    drafts.extend(own)
+    assert drafts.draft(limit) == expected
+
+
+def test_forks_share_the_prompt_index_but_not_their_text():
+    base = LookupDrafts(PROMPT)
+    a, b = base.fork(), base.fork()
+    a.extend([20, 21, 22, 23, 20, 21, 22])
+    b.extend([5, 6, 7])
+    assert a.draft(2) == [23, 20] and b.draft(2) == [12, 13]
+    assert a.prompt_index is b.prompt_index

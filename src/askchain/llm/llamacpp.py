@@ -77,6 +77,7 @@ class LlamaCppModel(ChatModel):
     def __init__(
         self, path: Path, *, name: str, context_tokens: int, threads: int | None, prompt_states_mb: int,
         prompt_states_dir: Path, prompt_states_disk_mb: int, sha256: str | None = None, cache=None,
+        lookup_draft_tokens: int = 0,
     ):
         """`sha256` is the model file's, when known (embedded models); otherwise it is computed once per file, as
         the key of the prompt states saved on disk (`prompt_states_disk_mb` in `prompt_states_dir`, 0 = none)."""
@@ -89,6 +90,7 @@ class LlamaCppModel(ChatModel):
         self.prompt_states_dir = prompt_states_dir
         self.prompt_states_disk_mb = prompt_states_disk_mb
         self.sha256 = sha256
+        self.lookup_draft_tokens = lookup_draft_tokens
         self._loaded: _Loaded | None = None
         self._load_lock = threading.Lock()
 
@@ -173,6 +175,7 @@ class LlamaCppModel(ChatModel):
                     outputs = sample_batch(
                         llama, [prompts[r] for r, _ in chunk], temperature=options.temperature, top_p=options.top_p,
                         max_tokens=options.max_tokens, stop=options.stop, seeds=[requests[r].seed + i for r, i in chunk],
+                        draft_tokens=self.lookup_draft_tokens,
                     )
                 for (r, i), (text, tokens) in zip(chunk, outputs):
                     first_sample = i == 0  # a request's prompt is counted with its first sample

@@ -16,6 +16,8 @@ TOP_K, MIN_P = 40, 0.05  # llama-cpp-python's chat defaults, so batched and sequ
 #: A sample whose last LOOP_TOKENS tokens already occurred twice before is stuck in a loop (small models repeat a
 #: condition until max_tokens): it is ended there instead of holding its whole batch to max_tokens.
 LOOP_TOKENS = 16
+#: Prompt lookup drafts what followed the latest earlier occurrence of a sequence's last LOOKUP_NGRAM tokens.
+LOOKUP_NGRAM = 3
 
 
 def context_params_for_batches(params) -> None:
@@ -89,12 +91,18 @@ def sample_batch(
     max_tokens: int,
     stop: tuple[str, ...],
     seeds: list[int],
+    draft_tokens: int = 0,
 ) -> list[tuple[str, int]]:
     """One completion per prompt, decoded side by side, as (text, completion tokens) pairs.
 
     Identical prompts (n samples of one prompt) share the prompt's cells and its last logits. Different prompts
     (e.g. revisions of several queries over one schema) share their common prefix, evaluated once; each sequence
     then evaluates its own suffix. Sequence 0 is left holding the first prompt.
+
+    With `draft_tokens`, each step also decodes up to that many tokens a sequence would copy from its prompt or its
+    own text (prompt lookup: what followed the last occurrence of its latest tokens, `LookupDrafts`). A drafted
+    token is kept only while the sampler draws it from the model's own distribution at its place, so the samples
+    are those of plain decoding; SQL copies addresses, names and whole clauses, which then cost one step.
     """
     import llama_cpp
     from llama_cpp._internals import LlamaBatch
@@ -111,33 +119,42 @@ def sample_batch(
     for seq_id in range(1, n):
         context.kv_cache_seq_cp(0, seq_id, 0, shared)
     sequences = [_Sequence(seq_id, _sampler(temperature, top_p, seeds[seq_id])) for seq_id in range(n)]
-    batch = LlamaBatch(n_tokens=max(n, llama.n_batch), embd=0, n_seq_max=1, verbose=False)
+    lookups = {}
+    if draft_tokens:
+        by_prompt = {id(p): LookupDrafts(p) for p in ([prompts[0]] if same else prompts)}
+        lookups = {seq_id: by_prompt[id(prompts[0] if same else prompts[seq_id])].fork() for seq_id in range(n)}
+    batch = LlamaBatch(n_tokens=max(n * (1 + draft_tokens), llama.n_batch), embd=0, n_seq_max=1, verbose=False)
     try:
         if same:
-            logit_rows = {seq_id: -1 for seq_id in range(n)}  # every sample starts from the prompt's logits
+            logit_rows = {seq_id: [-1] for seq_id in range(n)}  # every sample starts from the prompt's logits
         else:
-            logit_rows = _evaluate_suffixes(context, batch, prompts, shared, llama.n_batch)
+            logit_rows = {seq_id: [row] for seq_id, row in _evaluate_suffixes(context, batch, prompts, shared, llama.n_batch).items()}
         starts = [len(p) for p in prompts]
-        for step in range(max_tokens):
-            active = []
+        drafts: dict[int, list[int]] = {seq_id: [] for seq_id in range(n)}
+        while True:
+            rows = []
             for sequence in sequences:
                 if sequence.done:
                     continue
-                token = sequence.sampler.sample(context, logit_rows[sequence.seq_id])
-                if llama_cpp.llama_vocab_is_eog(vocab, token):
-                    sequence.done = True
+                seq_id = sequence.seq_id
+                token = _sample_along(sequence, context, logit_rows[seq_id], drafts[seq_id], llama, vocab, stop,
+                                      max_tokens, llama_cpp.llama_vocab_is_eog)
+                if sequence.done:
                     continue
-                sequence.tokens.append(token)
-                sequence.text = llama.detokenize(sequence.tokens).decode("utf-8", errors="ignore")
-                if any(marker in sequence.text for marker in stop) or step == max_tokens - 1 or looping(sequence.tokens):
-                    sequence.done = True
-                    continue
-                active.append((sequence, token))
-            if not active:
+                position = starts[seq_id] + len(sequence.tokens) - 1  # of `token`, the one sample not yet decoded
+                if drafts[seq_id]:
+                    context.kv_cache_seq_rm(seq_id, position, -1)  # the drafted tokens it did not draw
+                drafted = []
+                if seq_id in lookups:
+                    lookups[seq_id].extend(sequence.tokens[len(lookups[seq_id].own):])
+                    drafted = lookups[seq_id].draft(min(draft_tokens, max_tokens - len(sequence.tokens)))
+                drafts[seq_id] = drafted
+                first = len(rows)
+                rows += [(t, position + i, seq_id, True) for i, t in enumerate([token, *drafted])]
+                logit_rows[seq_id] = list(range(first, len(rows)))
+            if not rows:
                 break
-            rows = [(token, starts[seq.seq_id] + len(seq.tokens) - 1, seq.seq_id, True) for seq, token in active]
             _fill(batch, rows)
-            logit_rows.update({seq.seq_id: row for row, (seq, _) in enumerate(active)})
             context.decode(batch)
     finally:
         batch.close()
@@ -151,6 +168,64 @@ def sample_batch(
         llama.n_tokens = len(first)
         llama._requires_eval = True  # the last logits belong to a sample, not to the prompt
     return [(_cut_at_stop(sequence.text, stop), len(sequence.tokens)) for sequence in sequences]
+
+
+def _sample_along(sequence: _Sequence, context, rows: list[int], drafted: list[int], llama, vocab, stop, max_tokens,
+                  is_eog) -> int | None:
+    """Sample the sequence's next tokens from its logits rows: the first row's, then, while each sample equals the
+    token drafted there, the next row's. Returns the last token sampled (not decoded yet); marks the sequence done
+    at an end-of-generation token, a stop marker, max_tokens or a loop."""
+    for row, draft in zip(rows, [*drafted, None]):
+        token = sequence.sampler.sample(context, row)
+        if is_eog(vocab, token):
+            sequence.done = True
+            return None
+        sequence.tokens.append(token)
+        sequence.text = llama.detokenize(sequence.tokens).decode("utf-8", errors="ignore")
+        if any(marker in sequence.text for marker in stop) or len(sequence.tokens) >= max_tokens or looping(sequence.tokens):
+            sequence.done = True
+            return None
+        if token != draft:  # the last row has no draft: the loop always ends here
+            break
+    return token
+
+
+class LookupDrafts:
+    """Prompt lookup: the tokens that followed the latest earlier occurrence of a sequence's last LOOKUP_NGRAM
+    tokens, in its own text first, then in its prompt. The prompt's index is built once and shared by the forks."""
+
+    def __init__(self, prompt: list[int]):
+        self.prompt = prompt
+        self.prompt_index = _ngram_index(prompt, 0)
+        self.own: list[int] = []
+        self.own_index: dict[tuple[int, ...], int] = {}
+
+    def fork(self) -> "LookupDrafts":
+        twin = object.__new__(LookupDrafts)
+        twin.prompt, twin.prompt_index, twin.own, twin.own_index = self.prompt, self.prompt_index, [], {}
+        return twin
+
+    def extend(self, tokens: list[int]) -> None:
+        for token in tokens:
+            self.own.append(token)
+            if len(self.own) > LOOKUP_NGRAM:  # the n-gram ending just before the new token, and where it continues
+                self.own_index[tuple(self.own[-LOOKUP_NGRAM - 1 : -1])] = len(self.own) - 1
+
+    def draft(self, limit: int) -> list[int]:
+        text = self.prompt + self.own
+        if limit <= 0 or len(text) < LOOKUP_NGRAM:
+            return []
+        key = tuple(text[-LOOKUP_NGRAM:])
+        if key in self.own_index:
+            at = self.own_index[key]
+            return self.own[at : at + limit]
+        at = self.prompt_index.get(key)
+        return self.prompt[at : at + limit] if at is not None else []
+
+
+def _ngram_index(tokens: list[int], offset: int) -> dict[tuple[int, ...], int]:
+    """Each LOOKUP_NGRAM-gram -> the position right after its latest occurrence (followed by at least one token)."""
+    return {tuple(tokens[i : i + LOOKUP_NGRAM]): i + LOOKUP_NGRAM + offset for i in range(len(tokens) - LOOKUP_NGRAM)}
 
 
 def looping(tokens: list[int]) -> bool:

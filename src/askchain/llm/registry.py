@@ -44,7 +44,7 @@ def _build(name: str, settings: Settings, cache) -> ChatModel:
         context = settings.llm.context_tokens or spec["context_tokens"]
         return LlamaCppModel(
             path, name=name, context_tokens=context, threads=settings.llm.threads, cache=cache,
-            sha256=weights.sha256, **_prompt_states(settings),
+            sha256=weights.sha256, **_llamacpp_options(settings),
         )
     if name.endswith(".gguf"):
         path = Path(name).expanduser()
@@ -52,7 +52,7 @@ def _build(name: str, settings: Settings, cache) -> ChatModel:
             raise ConfigError(f"model file {path} does not exist")
         return LlamaCppModel(
             path, name=path.name, context_tokens=settings.llm.context_tokens or 8192, threads=settings.llm.threads,
-            cache=cache, **_prompt_states(settings),
+            cache=cache, **_llamacpp_options(settings),
         )
     provider, _, model = name.partition(":")
     if provider == "openai" and model:
@@ -73,10 +73,12 @@ def _build(name: str, settings: Settings, cache) -> ChatModel:
     )
 
 
-def _prompt_states(settings: Settings) -> dict:
-    """Where and how much a llama.cpp model keeps of its earlier prompts' KV states, in memory and on disk."""
+def _llamacpp_options(settings: Settings) -> dict:
+    """Where and how much a llama.cpp model keeps of its earlier prompts' KV states (in memory and on disk), and how
+    many tokens a step drafts by prompt lookup."""
     return {
         "prompt_states_mb": settings.llm.prompt_states_mb,
         "prompt_states_dir": settings.paths.cache("prompt_states"),
         "prompt_states_disk_mb": settings.llm.prompt_states_disk_mb,
+        "lookup_draft_tokens": settings.llm.lookup_draft_tokens,
     }
