@@ -31,15 +31,30 @@ PROMPT = [5, 6, 7, 8, 9, 10, 11, 5, 6, 7, 12, 13]
     ([40, 41, 42], 4, []),
 ])
 def test_prompt_lookup_drafts_what_followed_the_last_tokens(own, limit, expected):
-    drafts = LookupDrafts(PROMPT).fork()
+    drafts = LookupDrafts(PROMPT).fork(limit)
     drafts.extend(own)
-    assert drafts.draft(limit) == expected
+    assert drafts.draft(room=100) == expected
 
 
 def test_forks_share_the_prompt_index_but_not_their_text():
     base = LookupDrafts(PROMPT)
-    a, b = base.fork(), base.fork()
+    a, b = base.fork(2), base.fork(2)
     a.extend([20, 21, 22, 23, 20, 21, 22])
     b.extend([5, 6, 7])
     assert a.draft(2) == [23, 20] and b.draft(2) == [12, 13]
     assert a.prompt_index is b.prompt_index
+
+
+def test_a_sequence_drafts_less_after_misses_and_more_after_hits():
+    drafts = LookupDrafts(PROMPT).fork(8)
+    drafts.extend([1, 8, 9, 10])
+    assert drafts.draft(room=100) == [11, 5, 6, 7, 12, 13] and drafts.draft(room=2) == [11, 5]
+    drafts.judge(accepted=0, drafted=6)
+    drafts.judge(accepted=0, drafted=4)
+    assert drafts.limit == 2 and drafts.draft(room=100) == [11, 5]
+    drafts.judge(accepted=1, drafted=2)
+    assert drafts.limit == 2  # some kept, some not: unchanged
+    drafts.judge(accepted=2, drafted=2)
+    drafts.judge(accepted=4, drafted=4)
+    drafts.judge(accepted=8, drafted=8)
+    assert drafts.limit == 8  # doubled back, never above the maximum

@@ -122,7 +122,7 @@ def sample_batch(
     lookups = {}
     if draft_tokens:
         by_prompt = {id(p): LookupDrafts(p) for p in ([prompts[0]] if same else prompts)}
-        lookups = {seq_id: by_prompt[id(prompts[0] if same else prompts[seq_id])].fork() for seq_id in range(n)}
+        lookups = {seq_id: by_prompt[id(prompts[0] if same else prompts[seq_id])].fork(draft_tokens) for seq_id in range(n)}
     batch = LlamaBatch(n_tokens=max(n * (1 + draft_tokens), llama.n_batch), embd=0, n_seq_max=1, verbose=False)
     try:
         if same:
@@ -137,6 +137,7 @@ def sample_batch(
                 if sequence.done:
                     continue
                 seq_id = sequence.seq_id
+                before = len(sequence.tokens)
                 token = _sample_along(sequence, context, logit_rows[seq_id], drafts[seq_id], llama, vocab, stop,
                                       max_tokens, llama_cpp.llama_vocab_is_eog)
                 if sequence.done:
@@ -144,10 +145,11 @@ def sample_batch(
                 position = starts[seq_id] + len(sequence.tokens) - 1  # of `token`, the one sample not yet decoded
                 if drafts[seq_id]:
                     context.kv_cache_seq_rm(seq_id, position, -1)  # the drafted tokens it did not draw
+                    lookups[seq_id].judge(accepted=len(sequence.tokens) - before - 1, drafted=len(drafts[seq_id]))
                 drafted = []
                 if seq_id in lookups:
                     lookups[seq_id].extend(sequence.tokens[len(lookups[seq_id].own):])
-                    drafted = lookups[seq_id].draft(min(draft_tokens, max_tokens - len(sequence.tokens)))
+                    drafted = lookups[seq_id].draft(max_tokens - len(sequence.tokens))
                 drafts[seq_id] = drafted
                 first = len(rows)
                 rows += [(t, position + i, seq_id, True) for i, t in enumerate([token, *drafted])]
@@ -192,18 +194,29 @@ def _sample_along(sequence: _Sequence, context, rows: list[int], drafted: list[i
 
 class LookupDrafts:
     """Prompt lookup: the tokens that followed the latest earlier occurrence of a sequence's last LOOKUP_NGRAM
-    tokens, in its own text first, then in its prompt. The prompt's index is built once and shared by the forks."""
+    tokens, in its own text first, then in its prompt. The prompt's index is built once and shared by the forks.
 
-    def __init__(self, prompt: list[int]):
+    A drafted token costs a row of the batch whether kept or not, so each sequence drafts at most `limit` tokens:
+    halved when its first drafted token is not drawn, doubled (up to the maximum) when all of them are."""
+
+    def __init__(self, prompt: list[int], maximum: int = 0):
         self.prompt = prompt
         self.prompt_index = _ngram_index(prompt, 0)
         self.own: list[int] = []
         self.own_index: dict[tuple[int, ...], int] = {}
+        self.maximum = self.limit = maximum
 
-    def fork(self) -> "LookupDrafts":
+    def fork(self, maximum: int) -> "LookupDrafts":
         twin = object.__new__(LookupDrafts)
         twin.prompt, twin.prompt_index, twin.own, twin.own_index = self.prompt, self.prompt_index, [], {}
+        twin.maximum = twin.limit = maximum
         return twin
+
+    def judge(self, accepted: int, drafted: int) -> None:
+        if accepted == 0:
+            self.limit = max(1, self.limit // 2)
+        elif accepted >= drafted:
+            self.limit = min(self.maximum, self.limit * 2)
 
     def extend(self, tokens: list[int]) -> None:
         for token in tokens:
@@ -211,11 +224,13 @@ class LookupDrafts:
             if len(self.own) > LOOKUP_NGRAM:  # the n-gram ending just before the new token, and where it continues
                 self.own_index[tuple(self.own[-LOOKUP_NGRAM - 1 : -1])] = len(self.own) - 1
 
-    def draft(self, limit: int) -> list[int]:
-        text = self.prompt + self.own
-        if limit <= 0 or len(text) < LOOKUP_NGRAM:
+    def draft(self, room: int) -> list[int]:
+        """Up to `limit` tokens (and at most `room`, what is left of max_tokens)."""
+        limit = min(self.limit, room)
+        tail = (self.prompt[-LOOKUP_NGRAM:] + self.own)[-LOOKUP_NGRAM:]
+        if limit <= 0 or len(tail) < LOOKUP_NGRAM:
             return []
-        key = tuple(text[-LOOKUP_NGRAM:])
+        key = tuple(tail)
         if key in self.own_index:
             at = self.own_index[key]
             return self.own[at : at + limit]
