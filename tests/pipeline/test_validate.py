@@ -142,6 +142,42 @@ def test_googlesql_types_as_sqlglot_reads_them(ethereum, sql, expected):
         assert any(expected in e for e in findings.errors), findings
 
 
+ARRAY_FINDING = "contracts.function_sighashes is an array (ARRAY<STRING>), not one value: test an element with " \
+    "'x' IN UNNEST(function_sighashes), count its elements with ARRAY_LENGTH(function_sighashes), or UNNEST it"
+
+
+@pytest.mark.parametrize("sql,expected", [
+    # what the 1.5B model wrote for the Ethereum test split's sighash questions
+    ("SELECT COUNT(*) FROM contracts WHERE function_sighashes = '0xa9059cbb'", ARRAY_FINDING),
+    ("SELECT COUNT(DISTINCT function_sighashes) FROM contracts WHERE address = '0xbc'", ARRAY_FINDING),
+    ("SELECT COUNT(*) FROM contracts WHERE function_sighashes LIKE '%0x42842e0e%'", ARRAY_FINDING),
+    ("SELECT COUNT(*) FROM contracts WHERE function_sighashes IN ('0xa9059cbb')", ARRAY_FINDING),
+    ("SELECT c.address FROM contracts AS c WHERE c.function_sighashes <> '0x'", ARRAY_FINDING),
+    # elements reached through UNNEST, an offset or ARRAY_LENGTH are values
+    ("SELECT COUNT(*) FROM contracts WHERE '0xa9059cbb' IN UNNEST(function_sighashes)", None),
+    ("SELECT AVG(ARRAY_LENGTH(function_sighashes)) FROM contracts", None),
+    ("SELECT COUNT(*) FROM contracts AS c, UNNEST(c.function_sighashes) AS f WHERE f = '0xa9059cbb'", None),
+    ("SELECT function_sighashes[SAFE_OFFSET(0)] FROM contracts WHERE function_sighashes[SAFE_OFFSET(0)] = '0xa9'", None),
+    ("SELECT address FROM contracts WHERE address = '0xbc'", None),
+])
+def test_an_array_column_used_as_one_value_is_sent_back(sql, expected):
+    schema = Schema([Table("contracts", [Column("address", "STRING"), Column("function_sighashes", "ARRAY<STRING>")])],
+                    "bigquery")
+    findings = validate_sql(sql, schema)
+    assert not internal_failures(findings), findings
+    assert findings.errors == ([expected] if expected else []), findings
+
+
+@pytest.mark.parametrize("dialect, type_text, fix", [
+    ("duckdb", "VARCHAR[]", "list_contains(tags, 'x')"),
+    ("postgres", "TEXT[]", "'x' = ANY(tags)"),
+])
+def test_the_array_finding_names_the_dialects_idiom(dialect, type_text, fix):
+    schema = Schema([Table("posts", [Column("id", "INT"), Column("tags", type_text)])], dialect)
+    assert fix in validate_sql("SELECT id FROM posts WHERE tags = 'sql'", schema).summary()
+    assert validate_sql("SELECT id FROM posts WHERE tags = 'sql'", Schema(schema.tables, "sqlite")).ok  # no arrays there
+
+
 @pytest.mark.parametrize("sql,warning", [
     ("SELECT * FROM singer", "SELECT *"),
     ("SELECT Name, count(*) FROM singer", "without GROUP BY"),

@@ -94,6 +94,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     _guarded(findings, _check_aggregates, written, schema.dialect, findings)
     _guarded(findings, _check_repeated_expressions, written, schema.dialect, findings)
     _guarded(findings, _check_text_against_numbers, tree, schema, findings)
+    _guarded(findings, _check_arrays_as_values, tree, schema, findings)
     _guarded(findings, _check_joins, tree, schema, findings)
     _guarded(findings, _check_star, written, findings)
     _guarded(findings, _check_shortened_literals, written, findings)
@@ -271,6 +272,38 @@ def _check_text_against_numbers(tree: exp.Expression, schema: Schema, findings: 
                 findings.errors.append(
                     f"{table.name}.{col.name} holds numbers ({col.type}), not text like '{word}'{hint}")
                 return  # one such finding is enough to send the query back
+
+
+#: How each dialect tests an array for an element and counts its elements, for the finding's fix.
+ARRAY_IDIOMS = {
+    "bigquery": ("'x' IN UNNEST({col})", "ARRAY_LENGTH({col})"),
+    "duckdb": ("list_contains({col}, 'x')", "len({col})"),
+    "postgres": ("'x' = ANY({col})", "cardinality({col})"),
+}
+#: Uses of an array column as if it were one value: compared, matched, or aggregated (counts rows, not elements).
+ARRAY_MISUSES = (*COMPARISONS, exp.Like, exp.ILike, exp.Count, exp.Min, exp.Max, exp.Sum, exp.Avg, exp.Distinct)
+
+
+def _check_arrays_as_values(tree: exp.Expression, schema: Schema, findings: Findings) -> None:
+    """An array column compared or aggregated as one value (`function_sighashes = '0xa9059cbb'`,
+    `COUNT(DISTINCT function_sighashes)`): the query fails, or counts rows where elements were meant. The finding
+    names the dialect's membership test and element count. Elements reached through UNNEST or an offset are values."""
+    if schema.dialect not in ARRAY_IDIOMS:
+        return
+    member, length = ARRAY_IDIOMS[schema.dialect]
+    for scope in traverse_scope(tree):
+        tables = _scope_tables(scope, schema)
+        for column in scope.columns:
+            if not isinstance(column.parent, ARRAY_MISUSES) or isinstance(column.parent, exp.In) and column is not column.parent.this:
+                continue
+            found = _schema_column(column, tables)
+            if found is None or not column_type(found[1].type, schema.dialect).is_type(exp.DataType.Type.ARRAY):
+                continue
+            table, col = found
+            findings.errors.append(
+                f"{table.name}.{col.name} is an array ({col.type}), not one value: test an element with "
+                f"{member.format(col=col.name)}, count its elements with {length.format(col=col.name)}, or UNNEST it")
+            return  # one such finding is enough to send the query back
 
 
 def _columns_against_words(comparison: exp.Expression) -> list[tuple[exp.Column, str]]:
