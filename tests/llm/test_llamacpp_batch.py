@@ -31,14 +31,14 @@ PROMPT = [5, 6, 7, 8, 9, 10, 11, 5, 6, 7, 12, 13]
     ([40, 41, 42], 4, []),
 ])
 def test_prompt_lookup_drafts_what_followed_the_last_tokens(own, limit, expected):
-    drafts = LookupDrafts(PROMPT).fork(limit)
+    drafts = LookupDrafts(PROMPT, limit)
     drafts.extend(own)
     assert drafts.draft(room=100) == expected
 
 
 def test_forks_share_the_prompt_index_but_not_their_text():
-    base = LookupDrafts(PROMPT)
-    a, b = base.fork(2), base.fork(2)
+    base = LookupDrafts(PROMPT, 2)
+    a, b = base.fork(), base.fork()
     a.extend([20, 21, 22, 23, 20, 21, 22])
     b.extend([5, 6, 7])
     assert a.draft(2) == [23, 20] and b.draft(2) == [12, 13]
@@ -46,7 +46,7 @@ def test_forks_share_the_prompt_index_but_not_their_text():
 
 
 def test_a_sequence_drafts_less_after_misses_and_more_after_hits():
-    drafts = LookupDrafts(PROMPT).fork(8)
+    drafts = LookupDrafts(PROMPT, 8)
     drafts.extend([1, 8, 9, 10])
     assert drafts.draft(room=100) == [11, 5, 6, 7, 12, 13] and drafts.draft(room=2) == [11, 5]
     drafts.judge(accepted=0, drafted=6)

@@ -121,8 +121,8 @@ def sample_batch(
     sequences = [_Sequence(seq_id, _sampler(temperature, top_p, seeds[seq_id])) for seq_id in range(n)]
     lookups = {}
     if draft_tokens:
-        by_prompt = {id(p): LookupDrafts(p) for p in ([prompts[0]] if same else prompts)}
-        lookups = {seq_id: by_prompt[id(prompts[0] if same else prompts[seq_id])].fork(draft_tokens) for seq_id in range(n)}
+        by_prompt = {id(p): LookupDrafts(p, draft_tokens) for p in ([prompts[0]] if same else prompts)}
+        lookups = {seq_id: by_prompt[id(prompts[0] if same else prompts[seq_id])].fork() for seq_id in range(n)}
     batch = LlamaBatch(n_tokens=max(n * (1 + draft_tokens), llama.n_batch), embd=0, n_seq_max=1, verbose=False)
     try:
         if same:
@@ -199,18 +199,16 @@ class LookupDrafts:
     A drafted token costs a row of the batch whether kept or not, so each sequence drafts at most `limit` tokens:
     halved when its first drafted token is not drawn, doubled (up to the maximum) when all of them are."""
 
-    def __init__(self, prompt: list[int], maximum: int = 0):
+    def __init__(self, prompt: list[int], maximum: int, prompt_index: dict[tuple[int, ...], int] | None = None):
         self.prompt = prompt
-        self.prompt_index = _ngram_index(prompt, 0)
+        self.prompt_index = _ngram_index(prompt) if prompt_index is None else prompt_index
         self.own: list[int] = []
         self.own_index: dict[tuple[int, ...], int] = {}
         self.maximum = self.limit = maximum
 
-    def fork(self, maximum: int) -> "LookupDrafts":
-        twin = object.__new__(LookupDrafts)
-        twin.prompt, twin.prompt_index, twin.own, twin.own_index = self.prompt, self.prompt_index, [], {}
-        twin.maximum = twin.limit = maximum
-        return twin
+    def fork(self) -> "LookupDrafts":
+        """A sequence of its own over the same prompt (its index is not built again)."""
+        return LookupDrafts(self.prompt, self.maximum, self.prompt_index)
 
     def judge(self, accepted: int, drafted: int) -> None:
         if accepted == 0:
@@ -238,9 +236,9 @@ class LookupDrafts:
         return self.prompt[at : at + limit] if at is not None else []
 
 
-def _ngram_index(tokens: list[int], offset: int) -> dict[tuple[int, ...], int]:
+def _ngram_index(tokens: list[int]) -> dict[tuple[int, ...], int]:
     """Each LOOKUP_NGRAM-gram -> the position right after its latest occurrence (followed by at least one token)."""
-    return {tuple(tokens[i : i + LOOKUP_NGRAM]): i + LOOKUP_NGRAM + offset for i in range(len(tokens) - LOOKUP_NGRAM)}
+    return {tuple(tokens[i : i + LOOKUP_NGRAM]): i + LOOKUP_NGRAM for i in range(len(tokens) - LOOKUP_NGRAM)}
 
 
 def looping(tokens: list[int]) -> bool:
