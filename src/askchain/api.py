@@ -63,7 +63,7 @@ def ask(
     judged = final.get("confidence") or {}
     return AskResult(
         question=final.get("question", run.question),
-        sql=engine.qualified_sql(sql) if sql else sql,
+        sql=engine.qualified_sql(sql),
         columns=result.columns if result else [],
         rows=[list(r) for r in result.rows] if result else [],
         truncated=result.truncated if result else False,

@@ -105,12 +105,12 @@ class Engine(ABC):
             sql = re.sub(rf"`{re.escape(qualified)}`|(?<![\w.`-]){re.escape(qualified)}(?![\w`])", short, sql, flags=re.I)
         return sql
 
-    def qualified_sql(self, sql: str) -> str:
+    def qualified_sql(self, sql: str | None) -> str | None:
         """The query with each short table name qualified as the database's own clients name it, so the SQL askchain
         returns runs there too (BigQuery's console). Only those names change, in place (sqlglot gives their spans);
         the rest stays as written, and SQL that does not parse is handed back as it is."""
         self.schema()
-        if not self._qualified:
+        if not sql or not self._qualified:
             return sql
         try:
             tree = sqlglot.parse_one(sql, read=self.query_dialect)

@@ -106,7 +106,7 @@ def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> Stage
         final = answer_one(step_run, lambda event, number=number: emit({**event, "step": number}))
         abstention = final.get("abstention")
         sql, result, error = (None, None, abstention.text) if abstention else chosen_result(final["selection"])
-        done.append(StepResult(question, run.engine.qualified_sql(sql) if sql else sql, result, error))
+        done.append(StepResult(question, run.engine.qualified_sql(sql), result, error))
         traced.append({**done[-1].record(), "stages": trace.stages})
         emit({"type": "step", "step": number, **done[-1].record(), "status": "end"})
         if abstention:
@@ -294,7 +294,7 @@ def select(state: State, run: Run) -> StageOutput:
     )
     sql, result, error = chosen_result(selection)
     emit({"type": "selected", "sql": sql, "reason": selection.reason})
-    emit({"type": "sql", "sql": run.engine.qualified_sql(sql) if sql else sql, "dialect": run.dialect})
+    emit({"type": "sql", "sql": run.engine.qualified_sql(sql), "dialect": run.dialect})
     emit({"type": "rows", "columns": result.columns if result else [], "rows": [list(r) for r in result.rows] if result else [],
           "row_count": len(result.rows) if result else 0, "truncated": bool(result and result.truncated), "error": error})
     record = {
