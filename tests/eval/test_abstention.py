@@ -69,6 +69,7 @@ def test_rates_and_ex_by_confidence(spider, sets, tmp_path):
     answerable = summary["answerable"]
     assert answerable["n"] == len(spider.examples) and answerable["abstained"] == len(wrongly)
     assert sorted(f["question"] for f in summary["false_abstentions"]) == wrongly
+    assert summary["false_abstentions"] and all(f["why"].startswith("the model found no column for ") for f in summary["false_abstentions"])
     levels = answerable["confidence"]
     assert levels["high"]["ex"] == 1.0 and levels["low"] == {"n": 1, "ex": 0.0}  # only SPLIT is low, and wrong
     assert sum(level["n"] for level in levels.values()) == answerable["n"] - answerable["abstained"]

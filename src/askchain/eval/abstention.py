@@ -175,7 +175,7 @@ def summarize_abstention(records: list[dict[str, Any]], meta: dict[str, Any]) ->
         "abstentions": [{"set": r["set"], "id": r["id"], "question": r["question"], "why": r["why"]}
                         for r in unanswerable if r["abstained"]],
         "missed": [{"set": r["set"], "id": r["id"], "question": r["question"]} for r in unanswerable if not r["abstained"]],
-        "false_abstentions": [{"set": r["set"], "id": r["id"], "question": r["question"], "answer": r.get("answer")}
+        "false_abstentions": [{"set": r["set"], "id": r["id"], "question": r["question"], "why": r.get("why")}
                               for r in answerable if r.get("abstained")],
     }
 
@@ -218,7 +218,8 @@ def render_abstention(summary: dict[str, Any]) -> str:
         lines += ["## Unanswerable questions answered anyway", "", *(f"- {m['set']} {m['id']}: {m['question']}"
                                                                    for m in summary["missed"]), ""]
     if summary["false_abstentions"]:
-        lines += ["## False abstentions", "", *(f"- {m['set']} {m['id']}: {m['question']} → {m['answer']}"
+        lines += ["## False abstentions", "", *(f"- {m['set']} {m['id']}: {m['question']}"
+                                                + (f" ({m['why']})" if m["why"] else "")
                                                 for m in summary["false_abstentions"]), ""]
     return "\n".join(lines)
 

@@ -133,6 +133,7 @@ def evaluate_example(example: Example, engine: Engine, model: ChatModel, method:
         "candidates": judged,
         "run_id": result.run_id,
         "confidence": result.confidence, "abstained": result.abstained,  # askchain.pipeline.confidence, .abstain
+        "why": result.confidence_reasons[0] if result.abstained and result.confidence_reasons else None,
     }
 
 
