@@ -129,3 +129,29 @@ def test_a_step_that_finds_nothing_ends_the_plan(concert_db):
     drafted = [request for request in model.requests if request.template == "direct"]
     assert drafted and not any("sang at the stadium" in text for request in drafted
                                for _, text in request.messages)  # steps 2 and 3 never ran
+
+
+@pytest.mark.parametrize("third, why", [
+    ("SELECT Age FROM singer WHERE Name = 'Nobody'", "no rows"),  # finds nothing
+    ("SELECT Nickname FROM singer", "Nickname"),                  # fails, and its revisions fail the same way
+])
+def test_a_later_step_that_fails_leaves_the_earlier_answer_standing(concert_db, third, why):
+    def direct_or_third(request, i):
+        return f"```sql\n{third}\n```" if "How old" in request.values["question"] else direct(request, i)
+
+    model = ScriptedModel({
+        "plan": json.dumps({"steps": ["Which stadium held the most concerts?",
+                                      "Which singers sang in concerts at the stadium found in step 1?",
+                                      "How old are the singers found in step 2?"]}),
+        "direct": direct_or_third,
+        "revise": f"```sql\n{third}\n```",
+        "summarize": "They are the singers listed.",
+    })
+    result = ask("For the stadium that held the most concerts, which singers sang there, and how old are they?",
+                 str(concert_db), model=model, settings=settings())
+    assert not result.abstained and result.error is None
+    assert result.rows == [["Etienne Roux"], ["Hugo Lefevre"], ["Jules Marchand"]]  # step 2's answer
+    assert [s["row_count"] for s in result.steps] == [1, 3, 0]
+    assert result.confidence == "low"
+    assert any(r.startswith("step 3: it failed (") and why in r and r.endswith("so the answer is step 2's")
+               for r in result.confidence_reasons), result.confidence_reasons

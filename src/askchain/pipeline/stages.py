@@ -90,14 +90,17 @@ def plan(state: State, run: Run) -> StageOutput:
 def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> StageOutput:
     """A multi-step plan, step by step, each through the whole single-question pipeline (`answer_one`: retrieval,
     candidates, revision, selection, confidence) with the earlier steps' results in its hint. The last step's result
-    answers the question; the answer is as sure as the least sure step. A step the data cannot answer, or one that
-    fails or finds nothing before the last, ends the plan: the later steps would have nothing to build on."""
+    answers the question; the answer is as sure as the least sure step. A step the data cannot answer ends the plan
+    in an abstention, and one that fails or finds nothing ends it where it is: the later steps would have nothing to
+    build on. When such a step follows steps that found rows, the last of those answers, with low confidence: what
+    was found stands, and the reasons say which step failed (its queries failing is not the data lacking something)."""
     cfg = run.settings.pipeline
     one_query = run.settings.with_overrides(pipeline={"planner": "never", "answer": False})
     done: list[StepResult] = []
     traced: list[dict[str, Any]] = []
     judged: list[dict[str, Any]] = []
     final: State = {}
+    answered: State = {}  # the state of the last step that found rows
     for number, question in enumerate(state["plan"], 1):
         hint = "\n".join(part for part in (run.hint, earlier_results(done, cfg.plan_preview_rows) if done else "") if part)
         trace = Trace(f"step{number}", question, run.engine.name, "pipeline", run.models.model_id)
@@ -109,11 +112,18 @@ def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> Stage
         done.append(StepResult(question, run.engine.qualified_sql(sql), result, error))
         traced.append({**done[-1].record(), "stages": trace.stages})
         emit({"type": "step", "step": number, **done[-1].record(), "status": "end"})
-        if abstention:
+        if abstention and not (answered and abstention.reason == "failure"):
             return {"abstention": abstention, "steps": [d.record() for d in done]}, {"steps": traced}
-        judged.append({**final["confidence"], "step": number})
         if error or not (result and result.rows):
+            if answered:
+                final = answered
+                judged.append({"level": "low", "alternatives": [], "step": number,
+                               "reasons": [f"it failed ({error or 'no rows'}), so the answer is step {number - 1}'s"]})
+            else:
+                judged.append({**final["confidence"], "step": number})
             break
+        judged.append({**final["confidence"], "step": number})
+        answered = final
     least = min(confidence_rules.LEVELS.index(c["level"]) for c in judged)
     last = judged[-1]  # only the answer's own step has alternatives to show
     sure = {"level": confidence_rules.LEVELS[least],
