@@ -168,6 +168,48 @@ def test_an_array_column_used_as_one_value_is_sent_back(sql, expected):
     assert findings.errors == ([expected] if expected else []), findings
 
 
+WEI = {"transactions.value": "wei: show ETH as {column} / 1e18", "blocks.base_fee_per_gas": "wei: show gwei as {column} / 1e9"}
+WEI_FINDING = "transactions.value is in wei: show ETH as value / 1e18"
+
+
+@pytest.mark.parametrize("sql,expected", [
+    # the outer query shows the raw amount: bare, renamed, cast, summed, rounded, multiplied, in either UNION branch
+    ("SELECT value FROM transactions WHERE hash = '0xab'", WEI_FINDING),
+    ("SELECT t.value AS eth FROM transactions AS t WHERE t.hash = '0xab'", WEI_FINDING),
+    ("SELECT SUM(CAST(value AS NUMERIC)) AS moved FROM transactions", WEI_FINDING),
+    ("SELECT ROUND(AVG(value), 2) FROM transactions", WEI_FINDING),
+    ("SELECT hash, value * 2 FROM transactions", WEI_FINDING),
+    ("SELECT DATE(timestamp) AS day, AVG(base_fee_per_gas) FROM blocks GROUP BY day",
+     "blocks.base_fee_per_gas is in wei: show gwei as base_fee_per_gas / 1e9"),
+    ("SELECT COUNT(*) FROM blocks UNION ALL SELECT SUM(value) FROM transactions", WEI_FINDING),
+    # converted, compared, counted or only read inside: nothing to say
+    ("SELECT SUM(value) / 1e18 AS eth FROM transactions", None),
+    ("SELECT ROUND(SUM(value) / 1e18, 2) FROM transactions", None),
+    ("SELECT COUNT(*) FROM transactions WHERE value > 1e18", None),
+    ("SELECT COUNTIF(value > 0) FROM transactions", None),
+    ("SELECT hash FROM transactions ORDER BY value DESC LIMIT 5", None),
+    ("SELECT 100 * SUM(IF(value > 1e18, value, 0)) / SUM(value) AS pct FROM transactions", None),
+    ("SELECT moved / 1e18 FROM (SELECT SUM(value) AS moved FROM transactions)", None),
+    ("SELECT number, miner FROM blocks ORDER BY base_fee_per_gas DESC LIMIT 1", None),
+])
+def test_an_amount_shown_in_its_base_unit_is_sent_back(sql, expected):
+    schema = Schema([
+        Table("transactions", [Column("hash", "STRING"), Column("value", "NUMERIC")]),
+        Table("blocks", [Column("number", "INT64"), Column("timestamp", "TIMESTAMP"), Column("miner", "STRING"),
+                         Column("base_fee_per_gas", "INT64")]),
+    ], "bigquery")
+    findings = validate_sql(sql, schema, shown_units=WEI)
+    assert not internal_failures(findings), findings
+    assert [e for e in findings.errors if " is in wei" in e] == ([expected] if expected else []), findings
+    assert " is in wei" not in validate_sql(sql, schema).summary()  # no units given: nothing known about them
+
+
+def test_an_amount_in_its_base_unit_is_found_through_qualified_and_short_table_names(ethereum):
+    units = {"transactions.value": "wei: show ETH as {column} / 1e18"}
+    for table in ("`bigquery-public-data.crypto_ethereum.transactions`", "transactions"):
+        assert validate_sql(f"SELECT SUM(value) FROM {table}", ethereum, shown_units=units).errors == [WEI_FINDING]
+
+
 @pytest.mark.parametrize("dialect, type_text, fix", [
     ("duckdb", "VARCHAR[]", "list_contains(tags, 'x')"),
     ("postgres", "TEXT[]", "'x' = ANY(tags)"),
@@ -209,6 +251,17 @@ def test_strict_dialects_make_ungrouped_aggregates_errors(schema):
     strict = Schema(schema.tables, "duckdb", schema.name)
     assert not validate_sql("SELECT Name, count(*) FROM singer", strict).ok
     assert validate_sql("SELECT Name, count(*) FROM singer", schema).ok
+
+
+@pytest.mark.parametrize("sql", [
+    # a scalar subquery's aggregate, correlated or not, and a window's, belong to them, not to the outer SELECT
+    "SELECT s.Name, (SELECT count(*) FROM singer_in_concert AS c WHERE c.Singer_ID = s.Singer_ID) FROM singer AS s",
+    "SELECT Name, (SELECT max(Age) FROM singer) AS oldest FROM singer",
+    "SELECT Name, count(*) OVER () FROM singer",
+])
+def test_aggregates_of_subqueries_and_windows_need_no_group_by(schema, sql):
+    strict = Schema(schema.tables, "duckdb", schema.name)
+    assert not any("GROUP BY" in f for f in validate_sql(sql, strict).errors), sql
 
 
 def test_a_failing_check_keeps_the_other_checks_findings(schema, monkeypatch, caplog):

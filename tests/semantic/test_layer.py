@@ -49,3 +49,19 @@ def test_a_broken_layer_file_is_a_one_line_error(tmp_path):
     bad.write_text("entries:\n  - name: x\n    kind: metric\n    definition: d\n    yields_to: [y]\n")
     with pytest.raises(ConfigError, match=r"entry x yields to unknown entries \['y'\]"):
         load_layer(bad)
+    bad.write_text("units:\n  - name: wei\n    columns: [t.v]\n    shown_as: v / 1e18\n    asked_for: '(wei'\n")
+    with pytest.raises(ConfigError, match="a unit has a bad pattern"):
+        load_layer(bad)
+
+
+def test_units_say_how_to_show_their_columns_unless_the_question_asks_for_the_unit(tmp_path):
+    layer_file = tmp_path / "layer.yaml"
+    layer_file.write_text("units:\n  - name: wei\n    columns: [Balances.ETH_balance, transactions.value]\n"
+                          "    shown_as: 'show ETH as {column} / 1e18'\n    asked_for: '\\bwei\\b'\n")
+    layer = load_layer(layer_file)
+    shown = {"balances.eth_balance": "wei: show ETH as {column} / 1e18",
+             "transactions.value": "wei: show ETH as {column} / 1e18"}
+    assert layer.shown_units("What is the ETH balance of 0xab?") == shown
+    assert layer.shown_units("Average gas price in gwei?") == shown  # gwei is not wei
+    assert layer.shown_units("What is the balance of 0xab in wei?") == {}
+    assert LAYER.shown_units("anything") == {}  # a layer without units

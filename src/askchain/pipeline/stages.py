@@ -217,13 +217,17 @@ def sample(name: str, state: State, run: Run, count: int | None = None, skip: in
 
 def validator(run: Run, state: State) -> Callable[[str], Findings]:
     """Static checks before execution, with the domain's checks for the definitions the question called for (a
-    question in gwei must not divide by 1e18); none for the methods that measure the model alone."""
+    question in gwei must not divide by 1e18) and its base units (wei shown as ETH); none for the methods that
+    measure the model alone."""
     if not run.settings.pipeline.validation:
         return lambda sql: Findings()
     readings = state.get("definitions", [])
+    domain = domain_of(run.schema.name)
+    layer = domain.semantic_layer() if domain else None
+    shown_units = layer.shown_units(state["question"]) if layer else {}
 
     def validate(sql: str) -> Findings:
-        findings = validate_sql(sql, run.schema)
+        findings = validate_sql(sql, run.schema, shown_units=shown_units)
         findings.errors += [message for reading in readings for message in reading.findings(sql)]
         return findings
 

@@ -1,6 +1,6 @@
 """Static checks before execution: parse, hallucinated tables/columns/functions, joins off the key graph,
 aggregates mixed with plain columns, one expression under two names, a number column compared with words,
-SELECT *. Errors send a candidate to revision instead of the database."""
+arrays used as values, amounts shown in a base unit (wei), SELECT *. Errors send a candidate to revision instead of the database."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import difflib
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Callable, TypeVar
+from typing import Callable, Mapping, TypeVar
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.qualify_columns import validate_qualify_columns
-from sqlglot.optimizer.scope import traverse_scope
+from sqlglot.optimizer.scope import Scope, build_scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
 from askchain.db.dialects import column_type, is_numeric
@@ -63,8 +63,12 @@ def sqlglot_schema(schema: Schema) -> MappingSchema:
     return MappingSchema(mapping, dialect=schema.dialect, normalize=schema.dialect != "bigquery")
 
 
-def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = None) -> Findings:
-    """Findings about a query, never an exception: SQL sqlglot cannot parse is a syntax error (whatever the parser
+def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = None,
+                 shown_units: Mapping[str, str] | None = None) -> Findings:
+    """Findings about a query, never an exception. `shown_units` maps "table.column" (lower case) to the column's
+    base unit and how to show it ("wei: show ETH as {column} / 1e18"), from the domain's semantic layer.
+
+    SQL sqlglot cannot parse is a syntax error SQL sqlglot cannot parse is a syntax error (whatever the parser
     raised: the guard would refuse the query anyway), and a check that fails inside (a bug, or a construct sqlglot
     cannot follow) is logged and becomes a warning while the other checks' findings stand, so what the model writes
     cannot stop a question.
@@ -95,6 +99,8 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     _guarded(findings, _check_repeated_expressions, written, schema.dialect, findings)
     _guarded(findings, _check_text_against_numbers, tree, schema, findings)
     _guarded(findings, _check_arrays_as_values, tree, schema, findings)
+    if shown_units:
+        _guarded(findings, _check_raw_amounts, tree, schema, shown_units, findings)
     _guarded(findings, _check_joins, tree, schema, findings)
     _guarded(findings, _check_star, written, findings)
     _guarded(findings, _check_shortened_literals, written, findings)
@@ -218,15 +224,22 @@ def _did_you_mean(name: str, choices: list[str]) -> str:
 
 
 def _check_aggregates(tree: exp.Expression, dialect: str, findings: Findings) -> None:
+    """An aggregate beside a plain column in a SELECT without GROUP BY. Only the SELECT's own aggregates and columns
+    count: those of a scalar subquery (`(SELECT SUM(x) FROM t WHERE t.a = r.a)`) or a window belong elsewhere."""
     for select in tree.find_all(exp.Select):
         if select.args.get("group"):
             continue
         projections = select.expressions
-        has_agg = any(p.find(exp.AggFunc) and not p.find(exp.Window) for p in projections)
-        plain = [p for p in projections if not p.find(exp.AggFunc) and p.find(exp.Column)]
+        has_agg = any(_owned_by(select, p, exp.AggFunc) for p in projections)
+        plain = [p for p in projections if not _owned_by(select, p, exp.AggFunc) and _owned_by(select, p, exp.Column)]
         if has_agg and plain:
             message = f"aggregate beside non-aggregated {plain[0].sql(dialect=dialect)} without GROUP BY"
             (findings.errors if dialect in STRICT_GROUP_BY else findings.warnings).append(message)
+
+
+def _owned_by(select: exp.Select, projection: exp.Expression, kind: type[exp.Expression]) -> bool:
+    """Whether the projection holds a `kind` node of this SELECT itself, not of a subquery or inside a window."""
+    return any(node.find_ancestor(exp.Select, exp.Window) is select for node in projection.find_all(kind))
 
 
 def _check_repeated_expressions(tree: exp.Expression, dialect: str, findings: Findings) -> None:
@@ -304,6 +317,50 @@ def _check_arrays_as_values(tree: exp.Expression, schema: Schema, findings: Find
                 f"{table.name}.{col.name} is an array ({col.type}), not one value: test an element with "
                 f"{member.format(col=col.name)}, count its elements with {length.format(col=col.name)}, or UNNEST it")
             return  # one such finding is enough to send the query back
+
+
+#: What a result column may do to an amount and still show it in the amount's unit: rename, cast, round, aggregate
+#: (a sum of wei is wei), multiply (gas used times a price per gas is a fee in wei), add or subtract amounts.
+KEEPS_UNIT = (exp.Alias, exp.Paren, exp.Cast, exp.TryCast, exp.Round, exp.Sum, exp.Avg, exp.Min, exp.Max,
+              exp.AnyValue, exp.Mul, exp.Add, exp.Sub)
+
+
+def _check_raw_amounts(tree: exp.Expression, schema: Schema, shown_units: Mapping[str, str],
+                       findings: Findings) -> None:
+    """A result column showing an amount in its base unit (`SELECT eth_balance`, `SUM(value)`): the user reads 4.2e21
+    where 4,200 ETH was meant, and the answer compares badly with any figure in ETH. The finding names the conversion.
+    Only the outer query's columns are judged; a division or any other function takes the amount out of its unit."""
+    root = build_scope(tree)
+    if root is None:
+        return
+    for scope in _result_scopes(root):
+        tables = _scope_tables(scope, schema)
+        for projection in scope.expression.selects:
+            for column in _amounts_kept(projection):
+                found = _schema_column(column, tables)
+                if found is None:
+                    continue
+                table, col = found
+                how = shown_units.get(f"{table.name}.{col.name}".lower())
+                if how:
+                    findings.errors.append(f"{table.name}.{col.name} is in {how.format(column=col.name)}")
+                    return  # one such finding is enough to send the query back
+
+
+def _result_scopes(scope: Scope) -> list[Scope]:
+    """The SELECTs whose columns are the result: the query's own, or each branch of a UNION."""
+    if scope.set_operation_scopes:
+        return [branch for side in scope.set_operation_scopes for branch in _result_scopes(side)]
+    return [scope]
+
+
+def _amounts_kept(node: exp.Expression) -> list[exp.Column]:
+    """The columns whose unit `node` keeps (see KEEPS_UNIT)."""
+    if isinstance(node, exp.Column):
+        return [node]
+    if isinstance(node, KEEPS_UNIT):
+        return [column for child in node.iter_expressions() for column in _amounts_kept(child)]
+    return []
 
 
 def _columns_against_words(comparison: exp.Expression) -> list[tuple[exp.Column, str]]:

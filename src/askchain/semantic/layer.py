@@ -9,6 +9,9 @@ far better than it applies a rule buried in long notes), and the answer says whi
 Patterns may capture a number (`last (?P<n>\\d+) days`): `{n}` in the entry's text is filled from the question.
 An entry may carry checks: rules the SQL written for such a question must keep (a question in gwei must not divide by
 1e18), each with the message that tells the reviser what to fix.
+
+Units name the columns stored in a base unit a user never reads (wei) and how to show them (ETH = wei / 1e18):
+validation sends back a query whose result shows such a column raw, unless the question asks for that unit.
 """
 
 from __future__ import annotations
@@ -68,6 +71,20 @@ class Entry(BaseModel):
     yields_to: tuple[str, ...] = ()
 
 
+class Unit(BaseModel):
+    """Columns stored in a base unit, with how a result should show them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    #: "table.column" for each column in this unit.
+    columns: tuple[str, ...]
+    #: The fix a finding names; {column} is the column's name.
+    shown_as: str
+    #: A question matching this (case-insensitive) asks for the base unit itself, so raw amounts are right.
+    asked_for: str
+
+
 @dataclass(frozen=True)
 class Reading:
     """An entry a question called for, with the values its pattern captured."""
@@ -91,6 +108,7 @@ class Reading:
 @dataclass
 class Layer:
     entries: list[Entry]
+    units: list[Unit] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._terms = [(entry, [_term_pattern(t) for t in entry.terms] + [re.compile(p, re.IGNORECASE) for p in entry.patterns])
@@ -117,25 +135,39 @@ class Layer:
                 if not names.intersection(reading.entry.yields_to)][:limit]
 
 
+    def shown_units(self, question: str) -> dict[str, str]:
+        """For each base-unit column ("table.column", lower case) the question does not ask for raw, its unit and how
+        to show it ("wei: show ETH as {column} / 1e18")."""
+        return {column.lower(): f"{unit.name}: {unit.shown_as}" for unit in self.units
+                if not re.search(unit.asked_for, question, re.IGNORECASE) for column in unit.columns}
+
+
 def _term_pattern(term: str) -> re.Pattern:
     words = r"\s+".join(re.escape(w) for w in term.split())
     return re.compile(rf"(?<![\w-]){words}(?![\w-])", re.IGNORECASE)
 
 
 def load_layer(path: Path, extra: Iterable[Entry] = ()) -> Layer:
-    """A layer from a YAML file holding a list of entries under `entries:`, plus entries made elsewhere."""
+    """A layer from a YAML file holding a list of entries under `entries:` and of units under `units:`, plus entries
+    made elsewhere."""
     try:
         data = yaml.safe_load(path.read_text()) or {}
         entries = [Entry(**item) for item in data.get("entries", [])]
+        units = [Unit(**item) for item in data.get("units", [])]
     except (OSError, yaml.YAMLError, TypeError, ValidationError) as exc:
         raise ConfigError(f"semantic layer {path} is invalid: {str(exc).splitlines()[0]}") from exc
+    for pattern in (unit.asked_for for unit in units):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"semantic layer {path}: a unit has a bad pattern {pattern!r}: {exc}") from exc
     for entry in entries:
         for pattern in [*entry.patterns, *(p for c in entry.checks for p in (c.applies, c.requires, c.forbids) if p)]:
             try:
                 re.compile(pattern)
             except re.error as exc:
                 raise ConfigError(f"semantic layer {path}: entry {entry.name} has a bad pattern {pattern!r}: {exc}") from exc
-    layer = Layer(entries + list(extra))
+    layer = Layer(entries + list(extra), units)
     names = {entry.name for entry in layer.entries}
     for entry in layer.entries:
         if unknown := set(entry.yields_to) - names:

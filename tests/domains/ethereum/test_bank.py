@@ -22,6 +22,7 @@ from askchain.domain import get_domain
 from askchain.domains.ethereum.dataset import build_dataset
 from askchain.domains.ethereum.engine import EthereumEngine
 from askchain.domains.ethereum.tables import DATASET, tables
+from askchain.pipeline.validate import validate_sql
 
 BUILD = dict(days=90, scale=0.003, seed=4, end=date(2026, 11, 19))
 NOW = "2026-11-18 12:00:00"  # a Wednesday: "this week so far" spans three days, "this month so far" eighteen
@@ -101,11 +102,17 @@ def test_the_original_questions_are_in_the_bank_verbatim():
         assert pair["gold_sql"] == gold or "gold amended" in pair.get("notes", ""), pair["id"]
 
 
-def test_every_gold_keeps_the_domain_checks_its_question_calls_for():
-    """A check that flags a verified gold would send right candidates to revision."""
+def test_every_gold_keeps_the_domain_checks_its_question_calls_for(engine):
+    """A check that flags a verified gold would send right candidates to revision: the entries' checks, and the
+    units (no gold shows an amount in wei unless its question asks for wei)."""
     layer = get_domain("ethereum").semantic_layer()
-    flagged = {pair["id"]: findings for pair in PAIRS
-               if (findings := [f for reading in layer.match(pair["question"]) for f in reading.findings(pair["gold_sql"])])}
+    schema = engine.schema()
+    flagged = {}
+    for pair in PAIRS + MULTISTEP:
+        findings = [f for reading in layer.match(pair["question"]) for f in reading.findings(pair["gold_sql"])]
+        findings += validate_sql(pair["gold_sql"], schema, shown_units=layer.shown_units(pair["question"])).errors
+        if findings:
+            flagged[pair["id"]] = findings
     assert flagged == {}
 
 

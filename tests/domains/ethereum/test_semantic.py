@@ -121,3 +121,20 @@ def test_the_pipeline_sends_a_query_breaking_a_domain_check_to_revision(eth_engi
     assert result.sql == right
     revise = next(r for r in model.requests if r.template == "revise")
     assert "divide wei by 1e9" in revise.messages[-1][1]
+
+
+def test_the_pipeline_sends_an_amount_shown_in_wei_to_revision(eth_engine):
+    balances = "`bigquery-public-data.crypto_ethereum.balances`"
+    address = eth_engine.execute(f"SELECT address FROM {balances} WHERE eth_balance > 0 LIMIT 1").rows[0][0]
+    wrong = f"SELECT eth_balance FROM {balances} WHERE address = '{address}'"
+    right = f"SELECT eth_balance / 1e18 AS eth FROM {balances} WHERE address = '{address}'"
+    model = ScriptedModel({"direct": f"```sql\n{wrong}\n```", "revise": f"```sql\n{right}\n```"})
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                                                             "answer": False})
+    result = ask(f"What is the ETH balance of {address}?", eth_engine, model=model, settings=settings)
+    assert result.sql == right
+    revise = next(r for r in model.requests if r.template == "revise")
+    assert "balances.eth_balance is in wei: show ETH as eth_balance / 1e18" in revise.messages[-1][1]
+    asked_in_wei = ask(f"What is the balance of {address} in wei?", eth_engine, model=ScriptedModel(
+        {"direct": f"```sql\n{wrong}\n```"}), settings=settings)
+    assert asked_in_wei.sql == wrong

@@ -56,4 +56,4 @@ def semantic_layer() -> Layer:
     known = json.loads((HERE / "well_known.json").read_text())
     layer = load_layer(HERE / "semantic.yaml")
     amount = next(entry for entry in layer.entries if entry.name == "token_amount")
-    return Layer(layer.entries + entities(known, amount.checks))
+    return Layer(layer.entries + entities(known, amount.checks), layer.units)
