@@ -30,6 +30,9 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("What is the 7-day moving average of blocks mined by the top 1% of miners?", {"average"}),  # no top N
     ("Which tokens did the 5 senders found in step 1 move?", set()),  # a planned step's rows, not a ranking
     ("Top 5 tokens by transfers", {"top_n"}),
+    ("Blocks mined on each day of the week", {"weekday"}),  # not per day (by date)
+    ("Blocks mined each day this week", {"per_day", "this_week"}),
+    ("Blocks yesterday against the same weekday a week earlier", {"yesterday"}),  # date arithmetic, no grouping
 ])
 def test_the_questions_users_ask_get_their_definitions(question, expected):
     assert {r.entry.name for r in LAYER.match(question)} == expected
@@ -91,6 +94,11 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     ("Which 10 miners mined the most blocks in the last 7 days?",
      f"SELECT miner, COUNT(*) FROM {B} WHERE DATE(timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) GROUP BY miner",
      "end the query with LIMIT 10"),
+    ("Average gas used per block for each day of the week?",
+     f"SELECT DATE(timestamp) AS day, AVG(gas_used) FROM {B} GROUP BY day", "EXTRACT(DAYOFWEEK FROM block_timestamp)"),
+    ("Are weekends quieter than weekdays, in gas used per block?",
+     f"SELECT EXTRACT(DAYOFWEEK FROM timestamp) IN (0, 6) AS weekend, AVG(gas_used) FROM {B} GROUP BY weekend",
+     "the weekend is IN (1, 7)"),
 ])
 def test_domain_checks_name_the_fix(question, sql, fix):
     findings = [f for reading in LAYER.match(question) for f in reading.findings(sql)]
@@ -106,6 +114,12 @@ def test_domain_checks_name_the_fix(question, sql, fix):
      f"SELECT SUM(base_fee_per_gas * gas_used) / 1e18 FROM {B} WHERE DATE(timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"),
     ("How many USDC transfers were there in the last 7 days?",
      f"SELECT COUNT(*) FROM {TT} WHERE token_address = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' AND {LAST_7}"),
+    ("Which weekday had the most blocks?",
+     f"SELECT FORMAT_DATE('%A', DATE(timestamp)) AS weekday, COUNT(*) AS n FROM {B} GROUP BY weekday ORDER BY n DESC LIMIT 1"),
+    # "the same weekday a week earlier" is date arithmetic, not a grouping by weekday
+    ("How many transactions were there yesterday, and on the same weekday a week earlier?",
+     f"SELECT DATE(block_timestamp) AS day, COUNT(*) FROM {T} WHERE DATE(block_timestamp) IN "
+     "(DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY), DATE_SUB(CURRENT_DATE(), INTERVAL 8 DAY)) GROUP BY day"),
 ])
 def test_right_queries_pass_the_domain_checks(question, sql):
     assert [f for reading in LAYER.match(question) for f in reading.findings(sql)] == []
