@@ -76,6 +76,7 @@ def test_nested_keys_merge_at_every_level(settings_from, tmp_path):
     ({"ASKCHAIN_DB__MAX_ROWS": "many"}, None, "max_rows"),
     ({}, {"db": {"max_rowz": 5}}, "max_rowz"),
     ({}, {"llm": {"seed": "x"}}, "seed"),
+    ({"ASKCHAIN_LLM__LOOKUP_DRAFT_TOKENS": "-3"}, None, "lookup_draft_tokens"),
 ])
 def test_bad_settings_are_one_line_config_errors(settings_from, tmp_path, environment, file, message):
     if file is not None:

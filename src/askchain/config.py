@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict, YamlConfigSettingsSource
 
 from askchain.errors import ConfigError
@@ -33,7 +33,7 @@ class LLMSettings(Section):
     context_tokens: int | None
     prompt_states_mb: int
     prompt_states_disk_mb: int
-    lookup_draft_tokens: int
+    lookup_draft_tokens: NonNegativeInt
     max_retries: int
 
     def role_model(self, role: Literal["factual", "creative"]) -> str:

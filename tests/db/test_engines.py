@@ -144,6 +144,16 @@ def test_the_returned_sql_qualifies_short_table_names(duckdb_file, written, retu
     assert engine.qualified_sql(written) == returned
 
 
+@pytest.mark.parametrize("dialect, qualified, returned", [
+    ("postgres", "public.orders", "SELECT COUNT(*) FROM public.orders"),  # each part on its own, not "public.orders"
+    ("snowflake", "ga360.web.orders", "SELECT COUNT(*) FROM ga360.web.orders"),
+    ("duckdb", "my shop.main.orders", 'SELECT COUNT(*) FROM "my shop".main.orders'),  # quoted only where needed
+])
+def test_each_dialect_gets_its_table_paths_as_its_clients_write_them(duckdb_file, dialect, qualified, returned):
+    engine = open_database(str(duckdb_file), query_dialect=dialect, table_map={qualified: "orders"})
+    assert engine.qualified_sql("SELECT COUNT(*) FROM orders") == returned
+
+
 @pytest.mark.parametrize("short_names, shown", [
     (True, "SELECT id FROM orders AS o JOIN orders ON TRUE"),
     (False, "SELECT id FROM `shop-project.sales.orders` AS o JOIN shop-project.sales.orders ON TRUE"),
@@ -153,3 +163,10 @@ def test_examples_name_tables_as_the_schema_shows_them(duckdb_file, short_names,
     engine = open_database(str(duckdb_file), limits, query_dialect="bigquery", table_map={"shop-project.sales.orders": "orders"})
     assert engine.prompt_sql("SELECT id FROM `shop-project.sales.orders` AS o JOIN shop-project.sales.orders ON TRUE") == shown
     assert engine.schema().ddl().count("CREATE TABLE " + ("orders (" if short_names else "`shop-project.sales.orders` (")) == 1
+
+
+def test_examples_name_a_table_by_its_local_name_where_two_share_a_last_part(duckdb_file):
+    engine = open_database(str(duckdb_file), query_dialect="postgres", table_map={"hr.orders": "orders_2",
+                                                                                   "sales.orders": "orders"})
+    assert engine.prompt_sql("SELECT a.id FROM sales.orders AS a JOIN hr.orders AS b ON a.id = b.id") == \
+        "SELECT a.id FROM orders AS a JOIN orders_2 AS b ON a.id = b.id"

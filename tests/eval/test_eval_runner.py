@@ -8,6 +8,8 @@ from dataclasses import replace
 import pytest
 
 from askchain.config import get_settings
+from askchain.db import open_database
+from askchain.db.base import QueryResult
 from askchain.errors import ConfigError, DatasetError
 from askchain.eval.datasets import Example, load_eth
 from askchain.eval.results import RESULTS_FILE, classify_error, read_results
@@ -142,6 +144,18 @@ def test_oracle_reexecutes_distinct_candidates(spider):
     assert judge_candidates(result, engine, gold, example, "spider", selected_correct=False, cap=1) == [
         {"generator": "direct", "right": False}
     ]
+
+
+def test_the_chosen_candidate_keeps_its_verdict_when_the_answer_qualifies_its_tables(concert_db):
+    """Candidates name tables as the prompt showed them (short), the answer's SQL as the database's clients do."""
+    engine = open_database(str(concert_db), query_dialect="bigquery", table_map={"shop.music.singer": "singer"})
+    example = Example("q1", "concert_singer", "How many singers are there?", "SELECT COUNT(*) FROM singer")
+    result = AskResult(question=example.question, sql=engine.qualified_sql("SELECT COUNT(*) FROM singer"),
+                       candidates=[{"sql": "SELECT COUNT(*) FROM singer", "error": None, "generator": "direct"}])
+    assert result.sql == "SELECT COUNT(*) FROM `shop.music.singer`"
+    gold = QueryResult(["n"], [(-1,)], 0.0)  # running the candidate again would judge it wrong
+    assert judge_candidates(result, engine, gold, example, "spider", selected_correct=True) == [
+        {"generator": "direct", "right": True}]
 
 
 def test_generator_stats_count_right_and_only_right():

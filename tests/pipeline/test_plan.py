@@ -155,3 +155,28 @@ def test_a_later_step_that_fails_leaves_the_earlier_answer_standing(concert_db, 
     assert result.confidence == "low"
     assert any(r.startswith("step 3: it failed (") and why in r and r.endswith("so the answer is step 2's")
                for r in result.confidence_reasons), result.confidence_reasons
+
+
+def test_when_a_later_step_fails_the_answering_steps_alternatives_are_shown(concert_db):
+    """Step 2's samples split between two results; step 3 fails: the answer is step 2's, with its alternative."""
+    def split_second_step(request, i):
+        question = request.values["question"]
+        if "How old" in question:
+            return "```sql\nSELECT Nickname FROM singer\n```"
+        if "step 1" in question and i % 2:
+            return "```sql\nSELECT Name FROM singer ORDER BY Name LIMIT 1\n```"
+        return direct(request, i)
+
+    model = ScriptedModel({
+        "plan": json.dumps({"steps": ["Which stadium held the most concerts?",
+                                      "Which singers sang in concerts at the stadium found in step 1?",
+                                      "How old are the singers found in step 2?"]}),
+        "direct": split_second_step,
+        "revise": "```sql\nSELECT Nickname FROM singer\n```",
+        "summarize": "They are the singers listed.",
+    })
+    result = ask("For the stadium that held the most concerts, which singers sang there, and how old are they?",
+                 str(concert_db), model=model, settings=settings())
+    assert [s["row_count"] for s in result.steps][2] == 0 and result.confidence == "low"
+    assert result.alternatives, "step 2's other result is shown beside its answer"
+    assert {len(a["rows"]) for a in result.alternatives} | {len(result.rows)} == {1, 3}

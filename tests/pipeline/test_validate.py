@@ -178,7 +178,7 @@ WEI_FINDING = "transactions.value is in wei: show ETH as value / 1e18"
     ("SELECT t.value AS eth FROM transactions AS t WHERE t.hash = '0xab'", WEI_FINDING),
     ("SELECT SUM(CAST(value AS NUMERIC)) AS moved FROM transactions", WEI_FINDING),
     ("SELECT ROUND(AVG(value), 2) FROM transactions", WEI_FINDING),
-    ("SELECT hash, value * 2 FROM transactions", WEI_FINDING),
+    ("SELECT hash, gas_used * value FROM transactions", WEI_FINDING),
     ("SELECT DATE(timestamp) AS day, AVG(base_fee_per_gas) FROM blocks GROUP BY day",
      "blocks.base_fee_per_gas is in wei: show gwei as base_fee_per_gas / 1e9"),
     ("SELECT COUNT(*) FROM blocks UNION ALL SELECT SUM(value) FROM transactions", WEI_FINDING),
@@ -190,11 +190,12 @@ WEI_FINDING = "transactions.value is in wei: show ETH as value / 1e18"
     ("SELECT hash FROM transactions ORDER BY value DESC LIMIT 5", None),
     ("SELECT 100 * SUM(IF(value > 1e18, value, 0)) / SUM(value) AS pct FROM transactions", None),
     ("SELECT moved / 1e18 FROM (SELECT SUM(value) AS moved FROM transactions)", None),
+    ("SELECT hash, value * 1e-18 AS eth FROM transactions", None),  # a product with a number may convert
     ("SELECT number, miner FROM blocks ORDER BY base_fee_per_gas DESC LIMIT 1", None),
 ])
 def test_an_amount_shown_in_its_base_unit_is_sent_back(sql, expected):
     schema = Schema([
-        Table("transactions", [Column("hash", "STRING"), Column("value", "NUMERIC")]),
+        Table("transactions", [Column("hash", "STRING"), Column("value", "NUMERIC"), Column("gas_used", "INT64")]),
         Table("blocks", [Column("number", "INT64"), Column("timestamp", "TIMESTAMP"), Column("miner", "STRING"),
                          Column("base_fee_per_gas", "INT64")]),
     ], "bigquery")

@@ -14,7 +14,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from askchain.config import DBSettings, get_settings
-from askchain.db.dialects import quoted
+from askchain.db.dialects import qualified_table
 from askchain.db.guard import check_read_only
 from askchain.db.schema import Schema
 from askchain.errors import QueryFailed
@@ -101,7 +101,7 @@ class Engine(ABC):
         if not self.limits.short_table_names:
             return sql
         for qualified in sorted({*self._qualified.values(), *self.table_map}, key=len, reverse=True):
-            short = qualified.rsplit(".", 1)[-1]
+            short = self.table_map.get(qualified.lower()) or qualified.rsplit(".", 1)[-1]  # `orders_2` where two clash
             sql = re.sub(rf"`{re.escape(qualified)}`|(?<![\w.`-]){re.escape(qualified)}(?![\w`])", short, sql, flags=re.I)
         return sql
 
@@ -122,7 +122,7 @@ class Engine(ABC):
             qualified = self._qualified.get(table.name.lower())
             meta = table.this.meta if isinstance(table.this, exp.Identifier) else {}
             if qualified and not table.args.get("db") and table.name.lower() not in ctes and "start" in meta:
-                spans.append((meta["start"], meta["end"] + 1, quoted(qualified, self.query_dialect)))
+                spans.append((meta["start"], meta["end"] + 1, qualified_table(qualified, self.query_dialect)))
         for start, end, name in sorted(spans, reverse=True):
             sql = sql[:start] + name + sql[end:]
         return sql

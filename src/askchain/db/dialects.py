@@ -26,6 +26,18 @@ def quoted(name: str, dialect: str) -> str:
     return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
 
 
+#: Dialects whose clients quote a table path once, whole (BigQuery's `project.dataset.table`); the others quote each
+#: part of `schema.table` on its own, and only where it needs quoting.
+QUOTES_WHOLE_PATH = {"bigquery"}
+
+
+def qualified_table(name: str, dialect: str) -> str:
+    """A dotted table name (`project.dataset.table`, `schema.table`) as `dialect`'s own clients write it."""
+    if dialect in QUOTES_WHOLE_PATH:
+        return quoted(name, dialect)
+    return exp.to_table(name, dialect=dialect).sql(dialect=dialect)
+
+
 @lru_cache(maxsize=4096)  # bounded: one entry per distinct (type text, dialect) pair of the schemas seen
 def column_type(type_text: str, dialect: str) -> exp.DataType:
     """A column's declared type as sqlglot reads it in the database's dialect (GoogleSQL's ARRAY<STRUCT<...>>,

@@ -85,7 +85,7 @@ def ask_unanswerable(example: Example, reasons: dict[str, str], engine, model: C
     result = ask(example.question, engine, method=method, model=model, settings=settings, answer=False)
     return {
         "id": example.id, "db_id": example.db_id, "question": example.question, **reasons,
-        "abstained": result.abstained, "why": result.confidence_reasons[0] if result.abstained else None,
+        "abstained": result.abstained, "why": result.abstention_reason,
         "answer": result.answer if result.abstained else None, "sql": result.sql, "error": result.error,
         "confidence": result.confidence, "latency_s": result.elapsed_s,
         "prompt_tokens": result.usage.get("prompt_tokens", 0), "completion_tokens": result.usage.get("completion_tokens", 0),

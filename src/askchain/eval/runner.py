@@ -80,7 +80,7 @@ def judge_candidates(result: AskResult, engine: Engine, gold: QueryResult, examp
         sql = candidate.get("sql")
         if not sql or candidate.get("error"):
             continue
-        key = normalize_sql(sql, engine.query_dialect)
+        key = normalize_sql(engine.qualified_sql(sql), engine.query_dialect)  # as result.sql names its tables
         if key in seen:
             continue
         seen.add(key)
@@ -133,7 +133,7 @@ def evaluate_example(example: Example, engine: Engine, model: ChatModel, method:
         "candidates": judged,
         "run_id": result.run_id,
         "confidence": result.confidence, "abstained": result.abstained,  # askchain.pipeline.confidence, .abstain
-        "why": result.confidence_reasons[0] if result.abstained and result.confidence_reasons else None,
+        "why": result.abstention_reason,
     }
 
 

@@ -110,6 +110,7 @@ def sample_batch(
     n = len(prompts)
     if not 0 < n <= PARALLEL_SEQUENCES:
         raise ValueError(f"1 to {PARALLEL_SEQUENCES} sequences per batch, asked for {n}")
+    draft_tokens = max(0, min(draft_tokens, llama.n_batch // n - 1))  # one decode holds every sequence's drafts
     same = all(p == prompts[0] for p in prompts)
     shared = len(prompts[0]) if same else min(min(len(p) for p in prompts) - 1, _common_prefix(prompts))
     if shared + sum(len(p) - shared + max_tokens for p in prompts) > llama.n_ctx():

@@ -38,6 +38,11 @@ class AskResult(BaseModel):
     #: is `rows`); empty when one query answered it.
     steps: list[dict[str, Any]] = Field(default_factory=list)
 
+    @property
+    def abstention_reason(self) -> str | None:
+        """Why the question was not answered (the first reason given), None when it was."""
+        return self.confidence_reasons[0] if self.abstained and self.confidence_reasons else None
+
     def public(self) -> dict[str, Any]:
         """The documented --json shape."""
         keys = ("question", "sql", "columns", "rows", "error", "usage", "elapsed_s", "run_id", "method", "model", "db",

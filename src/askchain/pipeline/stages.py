@@ -29,7 +29,7 @@ from askchain.pipeline.select import Selection, group_by_result, select_best
 from askchain.pipeline.trace import Trace
 from askchain.pipeline.validate import Findings, validate_sql
 from askchain.retrieval.schema import estimate_tokens, link_schema
-from askchain.semantic import Reading
+from askchain.semantic import Layer, Reading
 
 StageOutput = tuple[dict[str, Any], dict[str, Any]]
 
@@ -117,7 +117,7 @@ def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> Stage
         if error or not (result and result.rows):
             if answered:
                 final = answered
-                judged.append({"level": "low", "alternatives": [], "step": number,
+                judged.append({"level": "low", "alternatives": answered["confidence"]["alternatives"], "step": number,
                                "reasons": [f"it failed ({error or 'no rows'}), so the answer is step {number - 1}'s"]})
             else:
                 judged.append({**final["confidence"], "step": number})
@@ -125,7 +125,7 @@ def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> Stage
         judged.append({**final["confidence"], "step": number})
         answered = final
     least = min(confidence_rules.LEVELS.index(c["level"]) for c in judged)
-    last = judged[-1]  # only the answer's own step has alternatives to show
+    last = judged[-1]  # the alternatives shown are those of the step that answers
     sure = {"level": confidence_rules.LEVELS[least],
             "alternatives": last["alternatives"] if confidence_rules.LEVELS.index(last["level"]) == least else [],
             "reasons": [f"step {c['step']}: {reason}" for c in judged for reason in c["reasons"]]}
@@ -170,10 +170,15 @@ def find_values(state: State, run: Run) -> StageOutput:
     return {"value_hints": hints}, {"value_hints": hints}
 
 
+def domain_layer(run: Run) -> Layer | None:
+    """The semantic layer of the domain the database belongs to (none for a database of no domain)."""
+    domain = domain_of(run.schema.name)
+    return domain.semantic_layer() if domain else None
+
+
 def find_definitions(state: State, run: Run) -> StageOutput:
     """The domain's semantic-layer entries the question calls for (metrics, entities, time conventions)."""
-    domain = domain_of(run.schema.name)
-    layer = domain.semantic_layer() if domain else None
+    layer = domain_layer(run)
     readings = layer.match(state["question"]) if layer else []
     return {"definitions": readings}, {"definitions": {r.entry.name: r.definition for r in readings}}
 
@@ -222,8 +227,7 @@ def validator(run: Run, state: State) -> Callable[[str], Findings]:
     if not run.settings.pipeline.validation:
         return lambda sql: Findings()
     readings = state.get("definitions", [])
-    domain = domain_of(run.schema.name)
-    layer = domain.semantic_layer() if domain else None
+    layer = domain_layer(run)
     shown_units = layer.shown_units(state["question"]) if layer else {}
 
     def validate(sql: str) -> Findings:

@@ -68,7 +68,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     """Findings about a query, never an exception. `shown_units` maps "table.column" (lower case) to the column's
     base unit and how to show it ("wei: show ETH as {column} / 1e18"), from the domain's semantic layer.
 
-    SQL sqlglot cannot parse is a syntax error SQL sqlglot cannot parse is a syntax error (whatever the parser
+    SQL sqlglot cannot parse is a syntax error (whatever the parser
     raised: the guard would refuse the query anyway), and a check that fails inside (a bug, or a construct sqlglot
     cannot follow) is logged and becomes a warning while the other checks' findings stand, so what the model writes
     cannot stop a question.
@@ -320,7 +320,8 @@ def _check_arrays_as_values(tree: exp.Expression, schema: Schema, findings: Find
 
 
 #: What a result column may do to an amount and still show it in the amount's unit: rename, cast, round, aggregate
-#: (a sum of wei is wei), multiply (gas used times a price per gas is a fee in wei), add or subtract amounts.
+#: (a sum of wei is wei), multiply by another column (gas used times a price per gas is a fee in wei), add or
+#: subtract amounts. A product with a number (`value * 1e-18`) may be a conversion, so it is not judged.
 KEEPS_UNIT = (exp.Alias, exp.Paren, exp.Cast, exp.TryCast, exp.Round, exp.Sum, exp.Avg, exp.Min, exp.Max,
               exp.AnyValue, exp.Mul, exp.Add, exp.Sub)
 
@@ -358,6 +359,8 @@ def _amounts_kept(node: exp.Expression) -> list[exp.Column]:
     """The columns whose unit `node` keeps (see KEEPS_UNIT)."""
     if isinstance(node, exp.Column):
         return [node]
+    if isinstance(node, exp.Mul) and any(isinstance(side, exp.Literal) for side in (node.left, node.right)):
+        return []
     if isinstance(node, KEEPS_UNIT):
         return [column for child in node.iter_expressions() for column in _amounts_kept(child)]
     return []

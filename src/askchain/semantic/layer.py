@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -147,9 +147,8 @@ def _term_pattern(term: str) -> re.Pattern:
     return re.compile(rf"(?<![\w-]){words}(?![\w-])", re.IGNORECASE)
 
 
-def load_layer(path: Path, extra: Iterable[Entry] = ()) -> Layer:
-    """A layer from a YAML file holding a list of entries under `entries:` and of units under `units:`, plus entries
-    made elsewhere."""
+def load_layer(path: Path) -> Layer:
+    """A layer from a YAML file holding a list of entries under `entries:` and of units under `units:`."""
     try:
         data = yaml.safe_load(path.read_text()) or {}
         entries = [Entry(**item) for item in data.get("entries", [])]
@@ -167,7 +166,7 @@ def load_layer(path: Path, extra: Iterable[Entry] = ()) -> Layer:
                 re.compile(pattern)
             except re.error as exc:
                 raise ConfigError(f"semantic layer {path}: entry {entry.name} has a bad pattern {pattern!r}: {exc}") from exc
-    layer = Layer(entries + list(extra), units)
+    layer = Layer(entries, units)
     names = {entry.name for entry in layer.entries}
     for entry in layer.entries:
         if unknown := set(entry.yields_to) - names:
