@@ -71,6 +71,12 @@ class Abstention:
         return {"text": self.text, "reason": self.reason, "concept": self.concept}
 
     @property
+    def from_failures(self) -> bool:
+        """Decided because the queries failed, not because the data is known to lack the concept: in a planned
+        question, what the earlier steps found still stands."""
+        return self.reason == "failure"
+
+    @property
     def why(self) -> str:
         return {
             "domain": f"the domain's data declares {self.concept} absent",

@@ -112,7 +112,7 @@ def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> Stage
         done.append(StepResult(question, run.engine.qualified_sql(sql), result, error))
         traced.append({**done[-1].record(), "stages": trace.stages})
         emit({"type": "step", "step": number, **done[-1].record(), "status": "end"})
-        if abstention and not (answered and abstention.reason == "failure"):
+        if abstention and not (answered and abstention.from_failures):
             return {"abstention": abstention, "steps": [d.record() for d in done]}, {"steps": traced}
         if error or not (result and result.rows):
             if answered:
