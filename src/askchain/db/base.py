@@ -14,7 +14,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from askchain.config import DBSettings, get_settings
-from askchain.db.dialects import qualified_table
+from askchain.db.dialects import parse_one, qualified_table
 from askchain.db.guard import check_read_only
 from askchain.db.schema import Schema
 from askchain.errors import QueryFailed
@@ -113,7 +113,7 @@ class Engine(ABC):
         if not sql or not self._qualified:
             return sql
         try:
-            tree = sqlglot.parse_one(sql, read=self.query_dialect)
+            tree = parse_one(sql, self.query_dialect)
         except SqlglotError:
             return sql
         ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}

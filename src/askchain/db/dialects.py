@@ -1,12 +1,16 @@
-"""What varies by SQL dialect, as data or through sqlglot: how a dialect is named in prompts, how it quotes a name
-and how it reads a column type."""
+"""What varies by SQL dialect, as data or through sqlglot: how a dialect is named in prompts, how it quotes a name,
+how it reads a column type; and parsing SQL in a dialect with every parser failure as a ParseError."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from functools import lru_cache
 
+import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
+from sqlglot.errors import ParseError, SqlglotError
+
+from askchain.errors import describe
 
 DIALECT_LABELS = {
     "sqlite": "SQLite",
@@ -18,6 +22,30 @@ DIALECT_LABELS = {
 
 def dialect_label(dialect: str) -> str:
     return DIALECT_LABELS.get(dialect, dialect)
+
+
+def parse_statements(sql: str, dialect: str | None = None) -> list[exp.Expression]:
+    """The statements of `sql` (see `parse_one`)."""
+    with _parser_failures_as_parse_errors(dialect):
+        return [statement for statement in sqlglot.parse(sql, read=dialect) if statement is not None]
+
+
+def parse_one(sql: str, dialect: str | None = None) -> exp.Expression | None:
+    """sqlglot's `parse_one`, except that every failure is a ParseError: sqlglot's parser fails on some malformed SQL
+    with an exception of its own making (`DATE_SUB(x)` raises AttributeError), and SQL a model wrote must be
+    handled one way wherever it is parsed, never stop a question."""
+    with _parser_failures_as_parse_errors(dialect):
+        return sqlglot.parse_one(sql, read=dialect)
+
+
+@contextmanager
+def _parser_failures_as_parse_errors(dialect: str | None):
+    try:
+        yield
+    except SqlglotError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the parser raised on this text
+        raise ParseError(f"cannot parse this as {dialect or 'SQL'}: {describe(exc)}") from exc
 
 
 def quoted(name: str, dialect: str) -> str:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from askchain.db.dialects import parse_statements
 from askchain.errors import QueryRefused, describe, first_line
 
 # Statement kinds that change data, schema, session or transaction state, or touch files.
@@ -59,11 +59,9 @@ def _check(sql: str, dialect: str) -> exp.Expression:
     if not sql or not sql.strip():
         raise QueryRefused("empty SQL statement")
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        statements = parse_statements(sql, dialect)
     except (ParseError, TokenError) as exc:
         raise QueryRefused(f"cannot parse the SQL as {dialect}: {first_line(exc)}") from exc
-    except Exception as exc:  # noqa: BLE001 - sqlglot's parser fails so on some malformed SQL (`DATE_SUB(x)`)
-        raise QueryRefused(f"cannot parse the SQL as {dialect}: {describe(exc)}") from exc
     if len(statements) != 1:
         raise QueryRefused(f"exactly one statement is allowed, found {len(statements)}")
     tree = statements[0]

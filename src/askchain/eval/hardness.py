@@ -16,9 +16,10 @@ tests/eval/test_hardness.py checks agreement with the official rules applied to 
 
 from __future__ import annotations
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
+
+from askchain.db.dialects import parse_one
 
 LEVELS = ("easy", "medium", "hard", "extra")
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div)
@@ -28,7 +29,7 @@ _QUERY = (exp.Subquery, exp.Query)
 def spider_hardness(sql: str, dialect: str = "sqlite") -> str | None:
     """The official hardness level of `sql`, or None if sqlglot cannot parse it."""
     try:
-        tree = sqlglot.parse_one(sql, read=dialect)
+        tree = parse_one(sql, dialect)
     except SqlglotError:
         return None
     select = tree

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from askchain.config import Settings
+from askchain.db.dialects import parse_one
 from askchain.eval.datasets import Dataset, Example
 from askchain.retrieval.values import load_value_index, retrieve_values
 
@@ -22,7 +22,7 @@ from askchain.retrieval.values import load_value_index, retrieve_values
 def gold_literals(sql: str, dialect: str) -> set[str]:
     """String literals of the gold query, casefolded, LIKE wildcards stripped; SQLite's "double-quoted" strings too."""
     try:
-        tree = sqlglot.parse_one(sql, read=dialect)
+        tree = parse_one(sql, dialect)
     except SqlglotError:
         return set()
     found = {lit.this.strip("%").casefold() for lit in tree.find_all(exp.Literal) if lit.is_string}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-import sqlglot
 from sqlglot.errors import SqlglotError
+
+from askchain.db.dialects import parse_one, parse_statements
 
 _FENCE = re.compile(r"```(?:sql|googlesql|sqlite|duckdb)?\s*\n?(.*?)(?:```|$)", re.DOTALL | re.IGNORECASE)
 _START = re.compile(r"\b(WITH|SELECT)\b", re.IGNORECASE)
@@ -56,7 +57,7 @@ def _split_statements(lines: list[str]) -> list[str]:
 
 def _parses(text: str) -> bool:
     try:
-        return len([t for t in sqlglot.parse(text) if t is not None]) == 1
+        return len(parse_statements(text)) == 1
     except SqlglotError:
         return False
 
@@ -68,7 +69,7 @@ def _balanced_quotes(text: str) -> bool:
 def normalize_sql(sql: str, dialect: str) -> str:
     """A canonical form for de-duplicating candidates; falls back to whitespace-collapsed text."""
     try:
-        tree = sqlglot.parse_one(sql, read=dialect)
+        tree = parse_one(sql, dialect)
         return tree.sql(dialect=dialect, normalize=True, pretty=False)
     except SqlglotError:
         return " ".join(sql.split()).lower()

@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel
-
-import sqlglot
 from sqlglot.errors import SqlglotError
 
+from askchain.db.dialects import parse_one
 from askchain.generation.candidates import result_preview
 from askchain.generation.context import GenerationContext
 from askchain.llm.base import ChatModel
@@ -63,7 +62,7 @@ def _normal(value):
 
 def orders_rows(sql: str, dialect: str) -> bool:
     try:
-        tree = sqlglot.parse_one(sql, read=dialect)
+        tree = parse_one(sql, dialect)
     except SqlglotError:
         return False
     return bool(tree and tree.args.get("order"))
