@@ -50,7 +50,7 @@ def test_a_broken_layer_file_is_a_one_line_error(tmp_path):
     with pytest.raises(ConfigError, match=r"entry x yields to unknown entries \['y'\]"):
         load_layer(bad)
     bad.write_text("units:\n  - name: wei\n    columns: [t.v]\n    shown_as: v / 1e18\n    asked_for: '(wei'\n")
-    with pytest.raises(ConfigError, match="a unit has a bad pattern"):
+    with pytest.raises(ConfigError, match="unit wei has a bad pattern"):
         load_layer(bad)
 
 

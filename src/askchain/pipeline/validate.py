@@ -1,6 +1,7 @@
 """Static checks before execution: parse, hallucinated tables/columns/functions, joins off the key graph,
 aggregates mixed with plain columns, one expression under two names, a number column compared with words,
-arrays used as values, amounts shown in a base unit (wei), SELECT *. Errors send a candidate to revision instead of the database."""
+arrays used as values, amounts shown in a base unit (wei), SELECT *. Errors send a candidate to revision instead
+of the database."""
 
 from __future__ import annotations
 
@@ -67,10 +68,9 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     """Findings about a query, never an exception. `shown_units` maps "table.column" (lower case) to the column's
     base unit and how to show it ("wei: show ETH as {column} / 1e18"), from the domain's semantic layer.
 
-    SQL sqlglot cannot parse is a syntax error (whatever the parser
-    raised: the guard would refuse the query anyway), and a check that fails inside (a bug, or a construct sqlglot
-    cannot follow) is logged and becomes a warning while the other checks' findings stand, so what the model writes
-    cannot stop a question.
+    SQL sqlglot cannot parse is a syntax error (whatever the parser raised: the guard would refuse the query anyway),
+    and a check that fails inside (a bug, or a construct sqlglot cannot follow) is logged and becomes a warning while
+    the other checks' findings stand, so what the model writes cannot stop a question.
 
     The checks that resolve names against the schema work on the qualified tree (every column tied to its source);
     those about what the author wrote (their output names, SELECT *, the query's shape) read the written tree,

@@ -134,7 +134,6 @@ class Layer:
         return [reading for _, _, reading in sorted(chosen, key=lambda c: c[0])
                 if not names.intersection(reading.entry.yields_to)][:limit]
 
-
     def shown_units(self, question: str) -> dict[str, str]:
         """For each base-unit column ("table.column", lower case) the question does not ask for raw, its unit and how
         to show it ("wei: show ETH as {column} / 1e18")."""
@@ -155,17 +154,14 @@ def load_layer(path: Path) -> Layer:
         units = [Unit(**item) for item in data.get("units", [])]
     except (OSError, yaml.YAMLError, TypeError, ValidationError) as exc:
         raise ConfigError(f"semantic layer {path} is invalid: {str(exc).splitlines()[0]}") from exc
-    for pattern in (unit.asked_for for unit in units):
+    patterns = [(f"entry {entry.name}", pattern) for entry in entries
+                for pattern in [*entry.patterns, *(p for c in entry.checks for p in (c.applies, c.requires, c.forbids) if p)]]
+    patterns += [(f"unit {unit.name}", unit.asked_for) for unit in units]
+    for owner, pattern in patterns:
         try:
             re.compile(pattern)
         except re.error as exc:
-            raise ConfigError(f"semantic layer {path}: a unit has a bad pattern {pattern!r}: {exc}") from exc
-    for entry in entries:
-        for pattern in [*entry.patterns, *(p for c in entry.checks for p in (c.applies, c.requires, c.forbids) if p)]:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ConfigError(f"semantic layer {path}: entry {entry.name} has a bad pattern {pattern!r}: {exc}") from exc
+            raise ConfigError(f"semantic layer {path}: {owner} has a bad pattern {pattern!r}: {exc}") from exc
     layer = Layer(entries, units)
     names = {entry.name for entry in layer.entries}
     for entry in layer.entries:
