@@ -102,14 +102,16 @@ class Schema:
     def ddl(self, example_rows: dict[str, list[tuple]] | None = None) -> str:
         """CREATE TABLE statements with descriptions and example values as comments."""
         blocks = []
+        formats_shown: set[str] = set()
         for table in self.tables:
             lines = []
             for col in table.columns:
                 note = []
                 if col.description:
                     note.append(_short(col.description))
-                if col.examples:
-                    note.append("e.g. " + _examples(col.examples))
+                example = _example_note(col.examples, formats_shown)
+                if example:
+                    note.append("e.g. " + example)
                 comment = f"  -- {'; '.join(note)}" if note else ""
                 lines.append(f"  {self._name(col.name)} {col.type or 'TEXT'},{comment}")
             if table.primary_key:
@@ -168,17 +170,42 @@ def _drop_trailing_comma(line: str) -> str:
 
 #: Marks an example value cut short in a prompt (validation refuses it as a literal).
 SHORTENED = "…"
+#: A long string (hash, address) shows this many leading characters: its format, not a value to copy.
+SHORT_PREFIX = 8
+#: Numbers from this size on show three significant digits: their magnitude, not a value to copy.
+LARGE_NUMBER = 10**9
 
 
-def _examples(values: list[Any]) -> str:
-    """Example values for a prompt, spending few tokens where they say little: long strings (hashes,
-    addresses) and large numbers show their format or magnitude once; small codes and names all show."""
+def _example_note(values: list[Any], formats_shown: set[str]) -> str:
+    """A column's example values for a prompt. An example that shows only a format or a magnitude (a shortened hash, a
+    timestamp, a large number) is shown for the first column it fits and left out where it would repeat, so
+    `block_hash` in five tables does not spend its tokens five times (digits are one token each)."""
+    if not values:
+        return ""
+    text, format_only = _examples(values)
+    if not format_only:
+        return text
+    if text in formats_shown:
+        return ""
+    formats_shown.add(text)
+    return text
+
+
+def _examples(values: list[Any]) -> tuple[str, bool]:
+    """Example values for a prompt, spending few tokens where they say little: long strings (hashes, addresses) and
+    large numbers show their format or magnitude once; small codes and names all show. Also says whether the text is
+    such a format-only example."""
     values = [_plain(v) for v in values]
     if any(isinstance(v, str) and len(v) > 40 for v in values):
-        return _literal(str(values[0])[:18] + SHORTENED)
+        return _literal(str(values[0])[:SHORT_PREFIX] + SHORTENED), True
     if any(isinstance(v, (int, float)) and abs(v) >= 10_000 for v in values) or _looks_like_time(values[0]):
-        return _literal(values[0])
-    return ", ".join(_literal(v) for v in values)
+        first = values[0]
+        if not isinstance(first, (int, float)) or isinstance(first, bool):
+            return _literal(first), True
+        if abs(first) >= LARGE_NUMBER:
+            return f"{first:.3g}", True
+        return _literal(first), abs(first) >= 10_000
+    return ", ".join(_literal(v) for v in values), False
 
 
 def _plain(value: Any) -> Any:

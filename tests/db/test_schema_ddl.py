@@ -1,0 +1,49 @@
+"""How example values are shown in the DDL prompt: few tokens where a value only shows a format or a magnitude."""
+
+import pytest
+
+from askchain.db.schema import Column, Schema, Table
+
+HASH = "0x64ed14d1a5867eb4c0ffee00000000000000000000000000000000000000beef"
+
+
+def _comment(column: Column, before: list[Column] = ()) -> str:
+    """The comment the DDL gives `column` when `before` come first in the same table."""
+    ddl = Schema([Table("t", [*before, column])], "bigquery").ddl()
+    line = next(line for line in ddl.splitlines() if line.strip().startswith(column.name + " "))
+    return line.partition("-- ")[2]
+
+
+@pytest.mark.parametrize(("examples", "shown"), [
+    (["call", "staticcall", "create"], "e.g. 'call', 'staticcall', 'create'"),  # codes all show
+    ([1, 0], "e.g. 1, 0"),
+    ([HASH, HASH[:-1] + "a"], "e.g. '0x64ed14…'"),  # a hash shows its format only
+    (["2025-11-25 00:13:11", "2025-11-24 23:59:59"], "e.g. '2025-11-25 00:13:11'"),
+    ([23870642, 23870641], "e.g. 23870642"),  # below a billion: exact
+    ([69097867478, 1], "e.g. 6.91e+10"),  # from a billion: its magnitude
+    ([0, 3.3998508750801818e22], "e.g. 0"),
+    ([], "h"),
+])
+def test_example_values_spend_few_tokens_on_formats(examples, shown):
+    assert _comment(Column("c", "STRING", "h", examples)).endswith(shown)
+
+
+@pytest.mark.parametrize(("earlier", "later", "repeated"), [
+    ([HASH], [HASH], False),  # the same shortened hash: said once
+    (["2025-11-25 00:13:11"], ["2025-11-25 00:13:11"], False),
+    ([23870642], [23870642], False),
+    ([HASH], [HASH.replace("64ed", "77aa")], True),  # another hash: shown
+    ([0, 1], [0, 1], True),  # small values always show: they are the values themselves
+    (["call"], ["call"], True),
+])
+def test_a_format_only_example_is_not_repeated_by_a_later_column(earlier, later, repeated):
+    comment = _comment(Column("later", "STRING", "h", later), [Column("earlier", "STRING", "h", earlier)])
+    assert ("e.g." in comment) is repeated
+
+
+def test_repeats_are_found_across_tables():
+    schema = Schema([
+        Table("blocks", [Column("hash", "STRING", "h", [HASH])]),
+        Table("logs", [Column("block_hash", "STRING", "h", [HASH])]),
+    ], "bigquery")
+    assert schema.ddl().count("0x64ed14…") == 1
