@@ -18,10 +18,12 @@ def _comment(column: Column, before: list[Column] = ()) -> str:
     (["call", "staticcall", "create"], "e.g. 'call', 'staticcall', 'create'"),  # codes all show
     ([1, 0], "e.g. 1, 0"),
     ([HASH, HASH[:-1] + "a"], "e.g. '0x64ed14…'"),  # a hash shows its format only
+    (["Nonmetropolitan Territory of The Netherlands"], "e.g. 'Nonmetropolitan Te…'"),  # text keeps more words
     (["2025-11-25 00:13:11", "2025-11-24 23:59:59"], "e.g. '2025-11-25 00:13:11'"),
-    ([23870642, 23870641], "e.g. 23870642"),  # below a billion: exact
-    ([69097867478, 1], "e.g. 6.91e+10"),  # from a billion: its magnitude
+    ([23870642, 23870641], "e.g. 23870642"),  # a large number: one value
+    ([5112677315, 1], "e.g. 5112677315"),  # exact (a phone number is no magnitude)
     ([0, 3.3998508750801818e22], "e.g. 0"),
+    (["0x12", 20000], "e.g. '0x12'"),  # mixed types (SQLite)
     ([], "h"),
 ])
 def test_example_values_spend_few_tokens_on_formats(examples, shown):

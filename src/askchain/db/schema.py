@@ -170,10 +170,10 @@ def _drop_trailing_comma(line: str) -> str:
 
 #: Marks an example value cut short in a prompt (validation refuses it as a literal).
 SHORTENED = "…"
-#: A long string (hash, address) shows this many leading characters: its format, not a value to copy.
-SHORT_PREFIX = 8
-#: Numbers from this size on show three significant digits: their magnitude, not a value to copy.
-LARGE_NUMBER = 10**9
+#: A long string with no spaces (a hash, an address) shows this many leading characters: its format, not a value to
+#: copy. Text keeps more, since its words can tell what the column holds.
+FORMAT_PREFIX = 8
+TEXT_PREFIX = 18
 
 
 def _example_note(values: list[Any], formats_shown: set[str]) -> str:
@@ -192,19 +192,16 @@ def _example_note(values: list[Any], formats_shown: set[str]) -> str:
 
 
 def _examples(values: list[Any]) -> tuple[str, bool]:
-    """Example values for a prompt, spending few tokens where they say little: long strings (hashes, addresses) and
-    large numbers show their format or magnitude once; small codes and names all show. Also says whether the text is
-    such a format-only example."""
+    """Example values for a prompt, spending few tokens where they say little: long strings (hashes, addresses),
+    timestamps and large numbers show one value for their format or magnitude; small codes and names all show. Also
+    says whether the text is such a format-only example."""
     values = [_plain(v) for v in values]
     if any(isinstance(v, str) and len(v) > 40 for v in values):
-        return _literal(str(values[0])[:SHORT_PREFIX] + SHORTENED), True
+        first = str(values[0])
+        return _literal(first[: TEXT_PREFIX if " " in first else FORMAT_PREFIX] + SHORTENED), True
     if any(isinstance(v, (int, float)) and abs(v) >= 10_000 for v in values) or _looks_like_time(values[0]):
         first = values[0]
-        if not isinstance(first, (int, float)) or isinstance(first, bool):
-            return _literal(first), True
-        if abs(first) >= LARGE_NUMBER:
-            return f"{first:.3g}", True
-        return _literal(first), abs(first) >= 10_000
+        return _literal(first), _looks_like_time(first) or (isinstance(first, (int, float)) and abs(first) >= 10_000)
     return ", ".join(_literal(v) for v in values), False
 
 

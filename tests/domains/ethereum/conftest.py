@@ -12,10 +12,17 @@ SMALL = dict(days=45, scale=0.002, seed=11)
 
 
 @pytest.fixture(scope="session")
-def eth_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("eth") / "crypto_ethereum.duckdb"
-    counts = build_dataset(path, end=utc_today(), progress=False, **SMALL)
-    return path, counts
+def build_small(tmp_path_factory):
+    """Builds the small test dataset ending on a given day; returns its path and row counts."""
+    def build(end):
+        path = tmp_path_factory.mktemp("eth") / "crypto_ethereum.duckdb"
+        return path, build_dataset(path, end=end, progress=False, **SMALL)
+    return build
+
+
+@pytest.fixture(scope="session")
+def eth_db(build_small):
+    return build_small(utc_today())
 
 
 @pytest.fixture(scope="session")

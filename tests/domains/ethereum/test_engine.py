@@ -26,6 +26,19 @@ def test_schema_shows_bigquery_types_descriptions_and_names(eth_engine):
     assert "0xddf252ad" in schema.notes and schema.dialect == "bigquery"
 
 
+def test_the_schema_prompt_is_the_same_for_every_days_build(eth_db, build_small):
+    """The copy is rebuilt each UTC day; its prompt (and the KV state saved for it) must not change with it."""
+    other, _ = build_small(date(2026, 1, 5))
+    engines = [EthereumEngine(str(path), get_settings().db) for path in (eth_db[0], other)]
+    try:
+        today, that_day = (engine.schema().ddl() for engine in engines)
+    finally:
+        for engine in engines:
+            engine.close()
+    assert today == that_day
+    assert "e.g. 'call', 'staticcall', 'delegatecall'" in today and " rows\n" not in today
+
+
 @pytest.mark.parametrize("name", ["`bigquery-public-data.crypto_ethereum.blocks`", "`bigquery-public-data`.crypto_ethereum.blocks",
                                   "crypto_ethereum.blocks"])
 def test_qualified_names_map_to_local_tables(sql, name):

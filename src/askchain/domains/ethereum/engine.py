@@ -10,7 +10,7 @@ from sqlglot import exp
 from askchain.db.duckdb import DuckDBEngine
 from askchain.db.schema import Schema
 from askchain.domains.ethereum import DOMAIN_ID
-from askchain.domains.ethereum.tables import knowledge, table_map, tables
+from askchain.domains.ethereum.tables import knowledge, prompt_examples, table_map, tables
 
 
 def _numeric(node: exp.Expression) -> exp.Expression:
@@ -61,20 +61,24 @@ class EthereumEngine(DuckDBEngine):
 
     def _introspect(self) -> Schema:
         """DuckDB's view, with BigQuery's types and descriptions so prompts show GoogleSQL types, named by the domain
-        (whatever the file is called) so the domain's examples are found for it."""
+        (whatever the file is called) so the domain's examples are found for it. The domain's tables show the fixed
+        example values and no row counts: the copy is rebuilt each UTC day, and a prompt that changed with it would
+        evaluate its ~4k-token schema again in every day's first question instead of restoring it."""
         schema = super()._introspect()
-        specs = tables()
+        specs, examples = tables(), prompt_examples()
         for table in schema.tables:
             spec = specs.get(table.name)
             if spec is None:
                 continue
             table.description = spec.description
+            table.row_count = None
             by_name = {c.name: c for c in spec.columns}
             for column in table.columns:
                 col_spec = by_name.get(column.name)
                 if col_spec:
                     column.type = col_spec.type
                     column.description = col_spec.description or column.description
+                    column.examples = examples.get(table.name, {}).get(column.name, [])
         schema.tables.sort(key=lambda t: list(specs).index(t.name) if t.name in specs else len(specs))
         return schema
 

@@ -56,6 +56,13 @@ def tables() -> dict[str, TableSpec]:
 
 
 @lru_cache(maxsize=1)
+def prompt_examples() -> dict[str, dict[str, list]]:
+    """Example values per table and column for the schema prompt, fixed as data (prompt_examples.json): sampled from
+    the local copy they would change with each day's rebuild, and so would the prompt and its saved KV state."""
+    return json.loads((HERE / "prompt_examples.json").read_text())["tables"]
+
+
+@lru_cache(maxsize=1)
 def knowledge() -> str:
     return (HERE / "knowledge.md").read_text().strip()
 
