@@ -19,8 +19,18 @@ from askchain.errors import DatasetError
 console = Console()
 
 
+#: The profile's columns: (key, heading).
+COLUMNS = (
+    ("questions", "questions"), ("mean_s", "mean s"), ("median_s", "median s"),
+    ("prompt_tokens", "prompt tokens evaluated"), ("restored_tokens", "prompt tokens restored"),
+    ("completion_tokens", "completion tokens"), ("calls", "LLM calls"),
+)
+
+
 def stage_profile(records: list[dict[str, Any]], traces_dir: Path) -> dict[str, dict[str, float]]:
-    """Per stage: how many questions ran it, mean and median seconds, mean prompt/completion tokens and calls."""
+    """Per stage: how many questions ran it, mean and median seconds, and means of the prompt tokens the model
+    evaluated, of those restored from a saved KV state instead (in memory or on disk), of completion tokens and
+    of calls."""
     per_stage: dict[str, list[dict]] = {}
     found = 0
     for record in records:
@@ -30,10 +40,11 @@ def stage_profile(records: list[dict[str, Any]], traces_dir: Path) -> dict[str, 
         found += 1
         totals: dict[str, dict] = {}
         for st in json.loads(path.read_text())["stages"]:
-            agg = totals.setdefault(st["stage"], {"seconds": 0.0, "prompt": 0, "completion": 0, "calls": 0})
+            agg = totals.setdefault(st["stage"], {"seconds": 0.0, "prompt": 0, "restored": 0, "completion": 0, "calls": 0})
             usage = st.get("usage", {})
             agg["seconds"] += st["seconds"]
-            agg["prompt"] += usage.get("prompt_tokens", 0)
+            agg["prompt"] += usage.get("prompt_tokens", 0) - usage.get("restored_tokens", 0)
+            agg["restored"] += usage.get("restored_tokens", 0)
             agg["completion"] += usage.get("completion_tokens", 0)
             agg["calls"] += usage.get("calls", 0)
         for name, agg in totals.items():
@@ -46,6 +57,7 @@ def stage_profile(records: list[dict[str, Any]], traces_dir: Path) -> dict[str, 
             "mean_s": round(float(np.mean([r["seconds"] for r in rows])), 3),
             "median_s": round(float(np.median([r["seconds"] for r in rows])), 3),
             "prompt_tokens": round(float(np.mean([r["prompt"] for r in rows])), 1),
+            "restored_tokens": round(float(np.mean([r["restored"] for r in rows])), 1),
             "completion_tokens": round(float(np.mean([r["completion"] for r in rows])), 1),
             "calls": round(float(np.mean([r["calls"] for r in rows])), 2),
         }
@@ -54,9 +66,9 @@ def stage_profile(records: list[dict[str, Any]], traces_dir: Path) -> dict[str, 
 
 
 def render_profile(profile: dict[str, dict[str, float]]) -> str:
-    lines = ["| stage | questions | mean s | median s | prompt tokens | completion tokens | LLM calls |", "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| stage | " + " | ".join(heading for _, heading in COLUMNS) + " |", "|---|" + "---:|" * len(COLUMNS)]
     for name, p in profile.items():
-        lines.append(f"| {name} | {p['questions']} | {p['mean_s']} | {p['median_s']} | {p['prompt_tokens']} | {p['completion_tokens']} | {p['calls']} |")
+        lines.append(f"| {name} | " + " | ".join(str(p[key]) for key, _ in COLUMNS) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -83,9 +95,9 @@ def bench(
     if not records:
         raise DatasetError(f"{results} holds no results")
     profile = stage_profile(records, settings.paths.data("traces", "x").parent)
-    table = Table("stage", "questions", "mean s", "median s", "prompt tok", "completion tok", "calls", title=f"{results}")
+    table = Table("stage", *(heading for _, heading in COLUMNS), title=f"{results}")
     for name, p in profile.items():
-        table.add_row(name, *(str(p[k]) for k in ("questions", "mean_s", "median_s", "prompt_tokens", "completion_tokens", "calls")))
+        table.add_row(name, *(str(p[key]) for key, _ in COLUMNS))
     console.print(table)
     (results / "bench.json").write_text(json.dumps(profile, indent=1))
     (results / "bench.md").write_text(render_profile(profile))
