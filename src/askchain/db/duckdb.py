@@ -79,7 +79,7 @@ class DuckDBEngine(Engine):
                     fks.append(ForeignKey(list(ccols), ref_table, list(ref_cols)))
             q = quoted(name, self.dialect)
             count = cur.execute(f"SELECT count(*) FROM {q}").fetchone()[0]
-            columns = [Column(c, t, d or None, self._examples(cur, q, c, t), c in pk) for c, t, d in cols]
+            columns = [Column(c, t, d or None, self._examples(cur, name, c, t), c in pk) for c, t, d in cols]
             tables.append(Table(name, columns, fks, count, comment or None))
         return Schema(tables, self.query_dialect, self.path.stem)
 
@@ -89,7 +89,7 @@ class DuckDBEngine(Engine):
             return []
         c = quoted(column, self.dialect)
         rows = cur.execute(
-            f"SELECT DISTINCT {c} FROM (SELECT {c} FROM {table} LIMIT 1000) WHERE {c} IS NOT NULL LIMIT 3"
+            f"SELECT DISTINCT {c} FROM (SELECT {c} FROM {quoted(table, self.dialect)} LIMIT 1000) WHERE {c} IS NOT NULL LIMIT 3"
         ).fetchall()
         return [r[0] if isinstance(r[0], (int, float, str, Decimal)) or r[0] is None else str(r[0]) for r in rows]
 

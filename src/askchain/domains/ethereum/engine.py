@@ -61,11 +61,11 @@ class EthereumEngine(DuckDBEngine):
 
     def _introspect(self) -> Schema:
         """DuckDB's view, with BigQuery's types and descriptions so prompts show GoogleSQL types, named by the domain
-        (whatever the file is called) so the domain's examples are found for it. The domain's tables show the fixed
-        example values and no row counts: the copy is rebuilt each UTC day, and a prompt that changed with it would
-        evaluate its ~4k-token schema again in every day's first question instead of restoring it."""
+        (whatever the file is called) so the domain's examples are found for it. The domain's tables show no row
+        counts: the copy is rebuilt each UTC day, and a prompt that changed with it would evaluate its ~4k-token
+        schema again in every day's first question instead of restoring it."""
         schema = super()._introspect()
-        specs, examples = tables(), prompt_examples()
+        specs = tables()
         for table in schema.tables:
             spec = specs.get(table.name)
             if spec is None:
@@ -78,9 +78,16 @@ class EthereumEngine(DuckDBEngine):
                 if col_spec:
                     column.type = col_spec.type
                     column.description = col_spec.description or column.description
-                    column.examples = examples.get(table.name, {}).get(column.name, [])
         schema.tables.sort(key=lambda t: list(specs).index(t.name) if t.name in specs else len(specs))
         return schema
+
+    def _examples(self, cur, table: str, column: str, data_type: str) -> list:
+        """The domain's columns show its fixed example values (prompt_examples.json), the same for every day's
+        rebuild, so the prompt and its saved KV state stay; other columns (a loaded export's extras) are sampled."""
+        spec = tables().get(table)
+        if spec and column in spec.column_names():
+            return prompt_examples().get(table, {}).get(column, [])
+        return super()._examples(cur, table, column, data_type)
 
     def translate(self, tree: exp.Expression) -> str:
         tree = tree.copy()
