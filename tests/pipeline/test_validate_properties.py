@@ -210,7 +210,9 @@ def join_any_columns(tree, data):
     table = pick(data, list(tree.find_all(exp.Table)))
     if table is not None:
         on = exp.EQ(this=pick(data, columns).copy(), expression=exp.column(data.draw(NAMES), table="j"))
-        tree.join(exp.to_table(table.sql()).as_("j"), on=on, copy=False)
+        joined = table.copy()  # not re-parsed from its SQL: an earlier mutation may have given it a name like "."
+        joined.set("alias", exp.TableAlias(this=exp.to_identifier("j")))
+        tree.join(joined, on=on, copy=False)
 
 
 TREE_MUTATIONS = [wrap_column, literal_on_one_side, swap_operands, in_list, nest_subquery, unknown_name,
