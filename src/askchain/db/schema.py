@@ -199,10 +199,14 @@ def _examples(values: list[Any]) -> tuple[str, bool]:
     if any(isinstance(v, str) and len(v) > 40 for v in values):
         first = str(values[0])
         return _literal(first[: TEXT_PREFIX if " " in first else FORMAT_PREFIX] + SHORTENED), True
-    if any(isinstance(v, (int, float)) and abs(v) >= 10_000 for v in values) or _looks_like_time(values[0]):
-        first = values[0]
-        return _literal(first), _looks_like_time(first) or (isinstance(first, (int, float)) and abs(first) >= 10_000)
+    first = values[0]
+    if any(_large(v) for v in values) or _looks_like_time(first):
+        return _literal(first), _large(first) or _looks_like_time(first)
     return ", ".join(_literal(v) for v in values), False
+
+
+def _large(value: Any) -> bool:
+    return isinstance(value, (int, float)) and abs(value) >= 10_000
 
 
 def _plain(value: Any) -> Any:
