@@ -52,6 +52,15 @@ def test_a_broken_layer_file_is_a_one_line_error(tmp_path):
     bad.write_text("units:\n  - name: wei\n    columns: [t.v]\n    shown_as: v / 1e18\n    asked_for: '(wei'\n")
     with pytest.raises(ConfigError, match="unit wei has a bad pattern"):
         load_layer(bad)
+    bad.write_text("column_aliases:\n  blocks: [block_timestamp]\n")  # a list, not alias: column
+    with pytest.raises(ConfigError, match="semantic layer .* is invalid"):
+        load_layer(bad)
+
+
+def test_column_aliases_are_read_by_table_in_lower_case(tmp_path):
+    layer_file = tmp_path / "layer.yaml"
+    layer_file.write_text("column_aliases:\n  Blocks: {Block_Timestamp: timestamp}\n")
+    assert load_layer(layer_file).column_aliases == {"blocks": {"block_timestamp": "timestamp"}}
 
 
 def test_units_say_how_to_show_their_columns_unless_the_question_asks_for_the_unit(tmp_path):

@@ -35,6 +35,7 @@ class Execution:
             "sql": self.candidate.sql, "generator": self.candidate.generator, "status": self.status, "error": self.error,
             "rows": len(self.result.rows) if self.result else 0, "round": self.candidate.round,
             "votes": self.candidate.votes, "warnings": self.findings.warnings,
+            "renamed": list(self.candidate.renamed),
         }
 
     def problem(self) -> str:
@@ -86,18 +87,20 @@ def execute_candidates(
         return list(pool.map(run, candidates))
 
 
-def revise_all(failed: list[Execution], ctx: GenerationContext, model: ChatModel, seed: int, round_no: int) -> list[Candidate]:
-    """Each failed query revised as a minimal edit with its problem; the prompts share the context's prefix, so a
-    provider that decodes prompts side by side revises them all for little more than one."""
+def revise_all(failed: list[Execution], ctx: GenerationContext, model: ChatModel, seed: int, round_no: int,
+               rename: Callable[[Candidate], Candidate] = lambda candidate: candidate) -> list[Candidate]:
+    """Each failed query revised as a minimal edit with its problem (and its column aliases renamed, as the
+    draft's); the prompts share the context's prefix, so a provider that decodes prompts side by side revises them
+    all for little more than one."""
     replies = model.complete_many(
         [ctx.messages("askchain.pipeline", "revise", sql=ex.candidate.sql, problem=ex.problem()) for ex in failed],
         temperature=0.0 if round_no == 1 else 0.5, max_tokens=320, stop=END_OF_SQL_BLOCK, seed=seed + round_no,
     )
     return [
-        Candidate(
+        rename(Candidate(
             extract_sql(reply.text), f"{ex.candidate.generator.split('+')[0]}+revision", parent=ex.candidate.sql,
             round=round_no, votes=ex.candidate.votes,  # the fix stands for every sample that wrote the broken query
-        )
+        ))
         for ex, reply in zip(failed, replies)
     ]
 
@@ -117,6 +120,7 @@ def revision_loop(
     seed: int = 42,
     on_round: Callable[[int, list[Execution]], None] | None = None,
     known: list[Execution] = (),
+    rename: Callable[[Candidate], Candidate] = lambda candidate: candidate,
 ) -> list[Execution]:
     """Every execution made, in order; revision stops when nothing failed, the rounds or the budget run out.
 
@@ -158,6 +162,6 @@ def revision_loop(
             break
         failed = failed[: max_revisions - revisions]
         revisions += len(failed)
-        pending = revise_all(failed, ctx, model, seed, round_no + 1)
+        pending = revise_all(failed, ctx, model, seed, round_no + 1, rename)
         revised_from = {id(cand): ex for cand, ex in zip(pending, failed)}
     return list(executed.values())

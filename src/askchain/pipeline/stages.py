@@ -21,6 +21,7 @@ from askchain.generation.candidates import GENERATORS, Candidate, dedupe
 from askchain.generation.context import Example, GenerationContext
 from askchain.generation.sql_text import normalize_sql
 from askchain.pipeline import abstain, confidence as confidence_rules
+from askchain.pipeline.aliases import own_column_names
 from askchain.pipeline.coverage import Coverage, coverage
 from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
@@ -216,8 +217,24 @@ def sample(name: str, state: State, run: Run, count: int | None = None, skip: in
         settings = settings.model_copy(update={"n": count})
     made = GENERATORS[name](state["context"], run.models.creative, settings,
                             run.settings.llm.seed + 1000 * offset + skip, run.execute)
+    rename = renamer(run)
+    made = [rename(candidate) for candidate in made]
     emit({"type": "candidates", "generator": name, "sql": [c.sql for c in made]})
     return made
+
+
+def renamer(run: Run) -> Callable[[Candidate], Candidate]:
+    """Each candidate with the column aliases of the domain's layer renamed to the tables' own columns; candidates
+    unchanged without validation (the methods that measure the model alone) or a domain."""
+    layer = domain_layer(run) if run.settings.pipeline.validation else None
+    if not layer or not layer.column_aliases:
+        return lambda candidate: candidate
+
+    def rename(candidate: Candidate) -> Candidate:
+        sql, renamed = own_column_names(candidate.sql, run.schema, layer.column_aliases)
+        return replace(candidate, sql=sql, renamed=tuple(renamed)) if renamed else candidate
+
+    return rename
 
 
 def validator(run: Run, state: State) -> Callable[[str], Findings]:
@@ -297,7 +314,7 @@ def revise(state: State, run: Run) -> StageOutput:
         unique, ctx=state["context"], model=run.models.factual, key=lambda sql: normalize_sql(sql, run.dialect),
         validate=validator(run, state), execute=run.execute, rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions,
         empty_answer_share=cfg.empty_answer_share, revise_beside_rows=cfg.revise_beside_rows,
-        seed=run.settings.llm.seed, on_round=on_round, known=state.get("drafts", []),
+        seed=run.settings.llm.seed, on_round=on_round, known=state.get("drafts", []), rename=renamer(run),
     )
     return {"executions": executions}, {"unique_candidates": len(unique), "rounds": rounds}
 

@@ -12,6 +12,9 @@ An entry may carry checks: rules the SQL written for such a question must keep (
 
 Units name the columns stored in a base unit a user never reads (wei) and how to show them (ETH = wei / 1e18):
 validation sends back a query whose result shows such a column raw, unless the question asks for that unit.
+
+Column aliases name what a model writes for a table's column by another table's convention (`blocks.block_timestamp`
+for `blocks.timestamp`); askchain renames them in each sample (askchain.pipeline.aliases).
 """
 
 from __future__ import annotations
@@ -109,6 +112,8 @@ class Reading:
 class Layer:
     entries: list[Entry]
     units: list[Unit] = field(default_factory=list)
+    #: table (lower case) -> {alias (lower case): the table's own column}
+    column_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._terms = [(entry, [_term_pattern(t) for t in entry.terms] + [re.compile(p, re.IGNORECASE) for p in entry.patterns])
@@ -147,12 +152,15 @@ def _term_pattern(term: str) -> re.Pattern:
 
 
 def load_layer(path: Path) -> Layer:
-    """A layer from a YAML file holding a list of entries under `entries:` and of units under `units:`."""
+    """A layer from a YAML file holding a list of entries under `entries:`, of units under `units:` and a mapping of
+    column aliases by table under `column_aliases:`."""
     try:
         data = yaml.safe_load(path.read_text()) or {}
         entries = [Entry(**item) for item in data.get("entries", [])]
         units = [Unit(**item) for item in data.get("units", [])]
-    except (OSError, yaml.YAMLError, TypeError, ValidationError) as exc:
+        aliases = {str(table).lower(): {str(alias).lower(): str(own) for alias, own in names.items()}
+                   for table, names in (data.get("column_aliases") or {}).items()}
+    except (OSError, yaml.YAMLError, TypeError, AttributeError, ValidationError) as exc:
         raise ConfigError(f"semantic layer {path} is invalid: {str(exc).splitlines()[0]}") from exc
     patterns = [(f"entry {entry.name}", pattern) for entry in entries
                 for pattern in [*entry.patterns, *(p for c in entry.checks for p in (c.applies, c.requires, c.forbids) if p)]]
@@ -162,7 +170,7 @@ def load_layer(path: Path) -> Layer:
             re.compile(pattern)
         except re.error as exc:
             raise ConfigError(f"semantic layer {path}: {owner} has a bad pattern {pattern!r}: {exc}") from exc
-    layer = Layer(entries, units)
+    layer = Layer(entries, units, aliases)
     names = {entry.name for entry in layer.entries}
     for entry in layer.entries:
         if unknown := set(entry.yields_to) - names:

@@ -3,6 +3,7 @@ the pipeline showing them to the model and saying how the question was read."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -152,3 +153,29 @@ def test_the_pipeline_sends_an_amount_shown_in_wei_to_revision(eth_engine):
     asked_in_wei = ask(f"What is the balance of {address} in wei?", eth_engine, model=ScriptedModel(
         {"direct": f"```sql\n{wrong}\n```"}), settings=settings)
     assert asked_in_wei.sql == wrong
+
+
+def test_every_column_alias_names_a_column_its_table_lacks_and_one_it_has(eth_engine):
+    schema = eth_engine.schema()
+    for table_name, aliases in LAYER.column_aliases.items():
+        table = schema.table(table_name)
+        for alias, own in aliases.items():
+            assert table.column(alias) is None and table.column(own) is not None, f"{table_name}: {alias} -> {own}"
+
+
+def test_a_sample_naming_a_blocks_column_by_the_other_tables_convention_runs_without_revision(eth_engine):
+    """`blocks.block_timestamp` (every other table's name for a block's time) is renamed before validation, so the
+    sample answers at once instead of costing a revision."""
+    written = f"SELECT COUNT(*) AS blocks FROM {B} WHERE DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
+    model = ScriptedModel({"direct": f"```sql\n{written}\n```"})
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                                                             "answer": False})
+    result = ask("How many blocks were mined yesterday?", eth_engine, model=model, settings=settings)
+    assert result.error is None and "DATE(timestamp)" in result.sql and result.rows[0][0] > 0
+    assert [r.template for r in model.requests] == ["direct"]
+    trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
+    draft = next(s for s in trace["stages"] if s["stage"] == "draft")
+    assert draft["executions"][0]["renamed"] == ["blocks.block_timestamp read as blocks.timestamp"]
+    without = ask("How many blocks were mined yesterday?", eth_engine, model=ScriptedModel({"direct": f"```sql\n{written}\n```"}),
+                  settings=settings.with_overrides(pipeline={"validation": False, "revision_rounds": 0}))
+    assert without.error is not None  # the methods that measure the model alone keep what it wrote

@@ -5,6 +5,7 @@ to filter on (and, for tokens, that amounts take the decimals from the tokens ta
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from askchain.semantic import Entry, Layer, load_layer
@@ -56,4 +57,4 @@ def semantic_layer() -> Layer:
     known = json.loads((HERE / "well_known.json").read_text())
     layer = load_layer(HERE / "semantic.yaml")
     amount = next(entry for entry in layer.entries if entry.name == "token_amount")
-    return Layer(layer.entries + entities(known, amount.checks), layer.units)
+    return replace(layer, entries=layer.entries + entities(known, amount.checks))
