@@ -197,3 +197,15 @@ def test_prompt_lookup_drafts_change_no_sample_and_save_steps(settings, monkeypa
     assert len(drafted) == n and all("0xb9d7934878b5fb9610b3fe8a5e441e8fad7e293f" in text for text in plain + drafted)
     assert drafted == plain or temperature > 0
     assert drafted_steps < plain_steps - 10, (drafted_steps, plain_steps)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_zero_padded_hex_literal_is_copied_whole_not_cut_as_a_loop(settings, n):
+    """A log topic of the zero address is 64 zeros, one token each: the sampler must not take that run for a sample
+    stuck repeating itself (it cut such literals after 18 zeros, and every mint query failed to parse)."""
+    topic = "0x" + "0" * 64
+    ask = [{"role": "user", "content": f"Write exactly this SQL in a ```sql block and nothing else:\n"
+                                       f"SELECT COUNT(*) FROM logs WHERE topics[SAFE_OFFSET(1)] = '{topic}'"}]
+    model = get_model("qwen2.5-coder-0.5b", settings)
+    reply = model.complete(ask, max_tokens=120, n=n)
+    assert all(f"'{topic}'" in text for text in reply.texts), reply.texts

@@ -13,6 +13,10 @@ LINE = list(range(100, 100 + LOOP_TOKENS))
     (LINE * 2, False),                                  # twice is a legitimate repetition (e.g. INTERSECT)
     (list(range(200)), False),
     (LINE * 2 + LINE[:-1] + [999], False),              # the third copy differs in its last token
+    # a hex literal is a token per digit: the zero address as a topic is 64 zeros in a row, not a loop
+    (LINE + [15] * 64, False),
+    (LINE + [15, 16] * 32, False),                      # a repeated 2-token unit as long
+    (LINE + [15] * 67, True),                           # longer than any literal: stuck on one token
 ])
 def test_a_sample_repeating_itself_is_looping(tokens, expected):
     assert looping(tokens) is expected

@@ -16,6 +16,9 @@ TOP_K, MIN_P = 40, 0.05  # llama-cpp-python's chat defaults, so batched and sequ
 #: A sample whose last LOOP_TOKENS tokens already occurred twice before is stuck in a loop (small models repeat a
 #: condition until max_tokens): it is ended there instead of holding its whole batch to max_tokens.
 LOOP_TOKENS = 16
+#: The Qwen tokenizer writes each digit of a hex literal as one token, and a 32-byte value is 64 of them (the zero
+#: address as a log topic is 64 zeros): a run of one repeated token, or of a 2-token unit, is a loop only past that.
+LONGEST_RUN_IN_A_LITERAL = 66
 #: Prompt lookup drafts what followed the latest earlier occurrence of a sequence's last LOOKUP_NGRAM tokens.
 LOOKUP_NGRAM = 3
 
@@ -246,7 +249,18 @@ def looping(tokens: list[int]) -> bool:
     if len(tokens) < 3 * LOOP_TOKENS:
         return False
     tail = tokens[-LOOP_TOKENS:]
+    period = next(p for p in range(1, LOOP_TOKENS + 1) if tail[p:] == tail[:-p])
+    if period <= 2:  # zeros (or a 2-token unit) in a row: a padded address or hash, unless longer than any
+        return _run_length(tokens, period) > LONGEST_RUN_IN_A_LITERAL
     return sum(tokens[i : i + LOOP_TOKENS] == tail for i in range(len(tokens) - LOOP_TOKENS)) >= 2
+
+
+def _run_length(tokens: list[int], period: int) -> int:
+    """How many of the last tokens repeat with this period."""
+    start = len(tokens) - period
+    while start > 0 and tokens[start - 1] == tokens[start - 1 + period]:
+        start -= 1
+    return len(tokens) - start
 
 
 def _common_prefix(prompts: list[list[int]]) -> int:
