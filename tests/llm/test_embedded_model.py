@@ -199,13 +199,18 @@ def test_prompt_lookup_drafts_change_no_sample_and_save_steps(settings, monkeypa
     assert drafted_steps < plain_steps - 10, (drafted_steps, plain_steps)
 
 
+ZERO_ADDRESS = "0x" + "0" * 40
+PADDED_USDC = "0x" + "0" * 24 + "a0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"  # an address as a log topic
+
+
+@pytest.mark.parametrize("literal", [ZERO_ADDRESS, PADDED_USDC])
 @pytest.mark.parametrize("n", [1, 3])
-def test_a_zero_padded_hex_literal_is_copied_whole_not_cut_as_a_loop(settings, n):
-    """A log topic of the zero address is 64 zeros, one token each: the sampler must not take that run for a sample
-    stuck repeating itself (it cut such literals after 18 zeros, and every mint query failed to parse)."""
-    topic = "0x" + "0" * 64
-    ask = [{"role": "user", "content": f"Write exactly this SQL in a ```sql block and nothing else:\n"
-                                       f"SELECT COUNT(*) FROM logs WHERE topics[SAFE_OFFSET(1)] = '{topic}'"}]
+def test_a_zero_padded_hex_literal_is_copied_whole_not_cut_as_a_loop(settings, literal, n):
+    """One token per hex digit: the zero address is 40 zeros in a row, a padded topic 24. The sampler must not take
+    such a run for a sample stuck repeating itself (it cut them after 18 zeros, and every mint query failed to
+    parse)."""
+    ask = [{"role": "user", "content": "Write exactly this SQL in a ```sql block and nothing else:\n"
+                                       f"SELECT COUNT(*) FROM token_transfers WHERE from_address = '{literal}'"}]
     model = get_model("qwen2.5-coder-0.5b", settings)
     reply = model.complete(ask, max_tokens=120, n=n)
-    assert all(f"'{topic}'" in text for text in reply.texts), reply.texts
+    assert all(f"'{literal}'" in text for text in reply.texts), reply.texts
