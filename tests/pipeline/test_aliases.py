@@ -31,6 +31,8 @@ ALIASES = {"blocks": {"block_timestamp": "timestamp", "block_number": "number"},
     ("SELECT EXTRACT(HOUR FROM timestamp) AS h FROM transactions GROUP BY h",
      "SELECT EXTRACT(HOUR FROM block_timestamp) AS h FROM transactions GROUP BY h",
      ["transactions.timestamp read as transactions.block_timestamp"]),
+    ("SELECT `block_timestamp` FROM blocks", "SELECT `timestamp` AS `block_timestamp` FROM blocks",
+     ["blocks.block_timestamp read as blocks.timestamp"]),  # quoted as written, in the dialect's quotes
     ("SELECT DATE(block_timestamp) AS day, COUNT(*) FROM blocks GROUP BY day ORDER BY day",
      "SELECT DATE(timestamp) AS day, COUNT(*) FROM blocks GROUP BY day ORDER BY day",
      ["blocks.block_timestamp read as blocks.timestamp"]),

@@ -25,7 +25,7 @@ Aliases = Mapping[str, Mapping[str, str]]
 
 def own_column_names(sql: str, schema: Schema, aliases: Aliases) -> tuple[str, list[str]]:
     """`sql` with each aliased column renamed to its table's own column, and what was renamed ("blocks.block_timestamp
-    -> timestamp"); `sql` unchanged (and no notes) when nothing is renamed or sqlglot cannot read it."""
+    read as blocks.timestamp"); `sql` unchanged (and no notes) when nothing is renamed or sqlglot cannot read it."""
     if not aliases:
         return sql, []
     try:
@@ -63,13 +63,15 @@ def _rename(column: exp.Column, scope: Scope, schema: Schema,
         return None
     text = f"`{own}`" if column.this.quoted else own
     if column.parent is scope.expression and column.arg_key == "expressions":
-        text += f" AS {column.this.sql()}"  # a bare projection keeps its output name for what reads it
+        text += f" AS {column.this.sql(dialect=schema.dialect)}"  # a bare projection keeps its output name
     return span["start"], span["end"], text, f"{table.name}.{column.name} read as {table.name}.{own}"
 
 
 def _output_aliases(scope: Scope) -> set[str]:
     select = scope.expression
-    return {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias)} if isinstance(select, exp.Select) else set()
+    if not isinstance(select, exp.Select):
+        return set()
+    return {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias)}
 
 
 def _source_tables(scope: Scope, schema: Schema) -> dict[str, Table]:
