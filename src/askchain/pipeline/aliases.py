@@ -33,18 +33,22 @@ def own_column_names(sql: str, schema: Schema, aliases: Aliases) -> tuple[str, l
         scopes = traverse_scope(tree) if tree is not None else []
     except SqlglotError:
         return sql, []
-    edits = [edit for scope in scopes for column in scope.columns if (edit := _rename(column, scope, schema, aliases))]
+    edits = []
+    for scope in scopes:
+        tables, outputs = _source_tables(scope, schema), _output_aliases(scope)
+        edits += [edit for column in scope.columns
+                  if (edit := _rename(column, scope, tables, outputs, schema.dialect, aliases))]
     for start, end, text, _ in sorted(edits, reverse=True):
         sql = sql[:start] + text + sql[end + 1:]
     return sql, [note for *_, note in sorted(edits)]
 
 
-def _rename(column: exp.Column, scope: Scope, schema: Schema,
+def _rename(column: exp.Column, scope: Scope, tables: dict[str, Table], outputs: set[str], dialect: str,
             aliases: Aliases) -> tuple[int, int, str, str] | None:
-    """The edit renaming one column if it is an alias of exactly one table it can belong to: the identifier's span
-    in the text, what replaces it and the note; None otherwise (or when the parser kept no position)."""
-    tables = _source_tables(scope, schema)
-    if not column.table and column.name.lower() in _output_aliases(scope):
+    """The edit renaming one column if it is an alias of exactly one table it can belong to (`tables`: the scope's
+    schema tables; `outputs`: its output names): the identifier's span in the text, what replaces it and the note;
+    None otherwise (or when the parser kept no position)."""
+    if not column.table and column.name.lower() in outputs:
         return None  # ORDER BY / GROUP BY naming the query's own output
     if column.table:
         candidates = [tables[column.table]] if column.table in tables else []
@@ -61,9 +65,9 @@ def _rename(column: exp.Column, scope: Scope, schema: Schema,
     span = column.this.meta
     if "start" not in span:
         return None
-    text = f"`{own}`" if column.this.quoted else own
+    text = exp.to_identifier(own, quoted=column.this.quoted).sql(dialect=dialect)
     if column.parent is scope.expression and column.arg_key == "expressions":
-        text += f" AS {column.this.sql(dialect=schema.dialect)}"  # a bare projection keeps its output name
+        text += f" AS {column.this.sql(dialect=dialect)}"  # a bare projection keeps its output name
     return span["start"], span["end"], text, f"{table.name}.{column.name} read as {table.name}.{own}"
 
 
