@@ -55,12 +55,26 @@ def test_a_broken_layer_file_is_a_one_line_error(tmp_path):
     bad.write_text("column_aliases:\n  blocks: [block_timestamp]\n")  # a list, not alias: column
     with pytest.raises(ConfigError, match="semantic layer .* is invalid"):
         load_layer(bad)
+    bad.write_text("word_columns: logs.topics\n")  # one name, not a list
+    with pytest.raises(ConfigError, match="word_columns must be a list of table.column"):
+        load_layer(bad)
+    bad.write_text("show_ranking_measure: yes please\n")
+    with pytest.raises(ConfigError, match="show_ranking_measure must be true or false"):
+        load_layer(bad)
 
 
 def test_column_aliases_are_read_by_table_in_lower_case(tmp_path):
     layer_file = tmp_path / "layer.yaml"
     layer_file.write_text("column_aliases:\n  Blocks: {Block_Timestamp: timestamp}\n")
     assert load_layer(layer_file).column_aliases == {"blocks": {"block_timestamp": "timestamp"}}
+
+
+def test_word_columns_and_the_ranking_rule_are_read_and_off_by_default(tmp_path):
+    layer_file = tmp_path / "layer.yaml"
+    layer_file.write_text("entries: []\n")
+    assert (load_layer(layer_file).word_columns, load_layer(layer_file).show_ranking_measure) == ((), False)
+    layer_file.write_text("word_columns: [logs.topics]\nshow_ranking_measure: true\n")
+    assert (load_layer(layer_file).word_columns, load_layer(layer_file).show_ranking_measure) == (("logs.topics",), True)
 
 
 def test_units_say_how_to_show_their_columns_unless_the_question_asks_for_the_unit(tmp_path):

@@ -29,7 +29,7 @@ class Candidate:
     parent: str | None = None  # the SQL this one revises
     round: int = 0
     votes: int = 1  # samples that wrote this same query (after de-duplication)
-    renamed: tuple[str, ...] = ()  # column aliases askchain renamed in what the model wrote (pipeline.aliases)
+    repairs: tuple[str, ...] = ()  # what askchain repaired in what the model wrote (pipeline.stages.repairer)
 
     def key(self, dialect: str) -> str:
         return normalize_sql(self.sql, dialect)

@@ -35,7 +35,7 @@ class Execution:
             "sql": self.candidate.sql, "generator": self.candidate.generator, "status": self.status, "error": self.error,
             "rows": len(self.result.rows) if self.result else 0, "round": self.candidate.round,
             "votes": self.candidate.votes, "warnings": self.findings.warnings,
-            "renamed": list(self.candidate.renamed),
+            "repairs": list(self.candidate.repairs),
         }
 
     def problem(self) -> str:
@@ -88,8 +88,8 @@ def execute_candidates(
 
 
 def revise_all(failed: list[Execution], ctx: GenerationContext, model: ChatModel, seed: int, round_no: int,
-               rename: Callable[[Candidate], Candidate] = lambda candidate: candidate) -> list[Candidate]:
-    """Each failed query revised as a minimal edit with its problem (and its column aliases renamed, as the
+               repair: Callable[[Candidate], Candidate] = lambda candidate: candidate) -> list[Candidate]:
+    """Each failed query revised as a minimal edit with its problem (and repaired by the domain's rules, as the
     draft's); the prompts share the context's prefix, so a provider that decodes prompts side by side revises them
     all for little more than one."""
     replies = model.complete_many(
@@ -97,7 +97,7 @@ def revise_all(failed: list[Execution], ctx: GenerationContext, model: ChatModel
         temperature=0.0 if round_no == 1 else 0.5, max_tokens=320, stop=END_OF_SQL_BLOCK, seed=seed + round_no,
     )
     return [
-        rename(Candidate(
+        repair(Candidate(
             extract_sql(reply.text), f"{ex.candidate.generator.split('+')[0]}+revision", parent=ex.candidate.sql,
             round=round_no, votes=ex.candidate.votes,  # the fix stands for every sample that wrote the broken query
         ))
@@ -120,7 +120,7 @@ def revision_loop(
     seed: int = 42,
     on_round: Callable[[int, list[Execution]], None] | None = None,
     known: list[Execution] = (),
-    rename: Callable[[Candidate], Candidate] = lambda candidate: candidate,
+    repair: Callable[[Candidate], Candidate] = lambda candidate: candidate,
 ) -> list[Execution]:
     """Every execution made, in order; revision stops when nothing failed, the rounds or the budget run out.
 
@@ -162,6 +162,6 @@ def revision_loop(
             break
         failed = failed[: max_revisions - revisions]
         revisions += len(failed)
-        pending = revise_all(failed, ctx, model, seed, round_no + 1, rename)
+        pending = revise_all(failed, ctx, model, seed, round_no + 1, repair)
         revised_from = {id(cand): ex for cand, ex in zip(pending, failed)}
     return list(executed.values())

@@ -24,11 +24,13 @@ from askchain.pipeline import abstain, confidence as confidence_rules
 from askchain.pipeline.aliases import own_column_names
 from askchain.pipeline.coverage import Coverage, coverage
 from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
+from askchain.pipeline.ranking import show_ranking_measure
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
 from askchain.pipeline.run import Run
 from askchain.pipeline.select import Selection, group_by_result, select_best
 from askchain.pipeline.trace import Trace
 from askchain.pipeline.validate import Findings, validate_sql
+from askchain.pipeline.words import pad_addresses_in_words
 from askchain.retrieval.schema import estimate_tokens, link_schema
 from askchain.semantic import Layer, Reading
 
@@ -217,24 +219,35 @@ def sample(name: str, state: State, run: Run, count: int | None = None, skip: in
         settings = settings.model_copy(update={"n": count})
     made = GENERATORS[name](state["context"], run.models.creative, settings,
                             run.settings.llm.seed + 1000 * offset + skip, run.execute)
-    rename = renamer(run)
-    made = [rename(candidate) for candidate in made]
+    repair = repairer(run)
+    made = [repair(candidate) for candidate in made]
     emit({"type": "candidates", "generator": name, "sql": [c.sql for c in made]})
     return made
 
 
-def renamer(run: Run) -> Callable[[Candidate], Candidate]:
-    """Each candidate with the column aliases of the domain's layer renamed to the tables' own columns; candidates
+def repairer(run: Run) -> Callable[[Candidate], Candidate]:
+    """Each candidate repaired by the domain layer's rules before validation: column aliases renamed to the tables'
+    own columns, addresses compared with 32-byte words padded, a ranked answer's measure shown. Candidates are
     unchanged without validation (the methods that measure the model alone) or a domain."""
     layer = domain_layer(run) if run.settings.pipeline.validation else None
-    if not layer or not layer.column_aliases:
+    if not layer:
         return lambda candidate: candidate
+    rules: list[Callable[[str], tuple[str, list[str]]]] = []
+    if layer.column_aliases:
+        rules.append(lambda sql: own_column_names(sql, run.schema, layer.column_aliases))
+    if layer.word_columns:
+        rules.append(lambda sql: pad_addresses_in_words(sql, run.dialect, layer.word_columns))
+    if layer.show_ranking_measure:
+        rules.append(lambda sql: show_ranking_measure(sql, run.dialect))
 
-    def rename(candidate: Candidate) -> Candidate:
-        sql, renamed = own_column_names(candidate.sql, run.schema, layer.column_aliases)
-        return replace(candidate, sql=sql, renamed=tuple(renamed)) if renamed else candidate
+    def repair(candidate: Candidate) -> Candidate:
+        sql, notes = candidate.sql, []
+        for rule in rules:
+            sql, found = rule(sql)
+            notes += found
+        return replace(candidate, sql=sql, repairs=tuple(notes)) if notes else candidate
 
-    return rename
+    return repair
 
 
 def validator(run: Run, state: State) -> Callable[[str], Findings]:
@@ -314,7 +327,7 @@ def revise(state: State, run: Run) -> StageOutput:
         unique, ctx=state["context"], model=run.models.factual, key=lambda sql: normalize_sql(sql, run.dialect),
         validate=validator(run, state), execute=run.execute, rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions,
         empty_answer_share=cfg.empty_answer_share, revise_beside_rows=cfg.revise_beside_rows,
-        seed=run.settings.llm.seed, on_round=on_round, known=state.get("drafts", []), rename=renamer(run),
+        seed=run.settings.llm.seed, on_round=on_round, known=state.get("drafts", []), repair=repairer(run),
     )
     return {"executions": executions}, {"unique_candidates": len(unique), "rounds": rounds}
 

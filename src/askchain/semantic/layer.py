@@ -14,7 +14,9 @@ Units name the columns stored in a base unit a user never reads (wei) and how to
 validation sends back a query whose result shows such a column raw, unless the question asks for that unit.
 
 Column aliases name what a model writes for a table's column by another table's convention (`blocks.block_timestamp`
-for `blocks.timestamp`); askchain renames them in each sample (askchain.pipeline.aliases).
+for `blocks.timestamp`); askchain renames them in each sample (askchain.pipeline.aliases). Word columns hold 32-byte
+words (`logs.topics`): an address compared with one of their elements is padded to the word (askchain.pipeline.words).
+With `show_ranking_measure`, a ranked answer shows what it is ranked by (askchain.pipeline.ranking).
 """
 
 from __future__ import annotations
@@ -114,6 +116,9 @@ class Layer:
     units: list[Unit] = field(default_factory=list)
     #: table (lower case) -> {alias (lower case): the table's own column}
     column_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: "table.column" of each array column whose elements are 32-byte words
+    word_columns: tuple[str, ...] = ()
+    show_ranking_measure: bool = False
 
     def __post_init__(self) -> None:
         self._terms = [(entry, [_term_pattern(t) for t in entry.terms] + [re.compile(p, re.IGNORECASE) for p in entry.patterns])
@@ -152,14 +157,20 @@ def _term_pattern(term: str) -> re.Pattern:
 
 
 def load_layer(path: Path) -> Layer:
-    """A layer from a YAML file holding a list of entries under `entries:`, of units under `units:` and a mapping of
-    column aliases by table under `column_aliases:`."""
+    """A layer from a YAML file holding a list of entries under `entries:`, of units under `units:`, a mapping of
+    column aliases by table under `column_aliases:`, a list of `word_columns:` and the `show_ranking_measure:` flag."""
     try:
         data = yaml.safe_load(path.read_text()) or {}
         entries = [Entry(**item) for item in data.get("entries", [])]
         units = [Unit(**item) for item in data.get("units", [])]
         aliases = {str(table).lower(): {str(alias).lower(): str(own) for alias, own in names.items()}
                    for table, names in (data.get("column_aliases") or {}).items()}
+        words = data.get("word_columns") or []
+        if not isinstance(words, list) or not all(isinstance(w, str) and "." in w for w in words):
+            raise TypeError(f"word_columns must be a list of table.column, not {words!r}")
+        ranking = data.get("show_ranking_measure", False)
+        if not isinstance(ranking, bool):
+            raise TypeError(f"show_ranking_measure must be true or false, not {ranking!r}")
     except (OSError, yaml.YAMLError, TypeError, AttributeError, ValidationError) as exc:
         raise ConfigError(f"semantic layer {path} is invalid: {str(exc).splitlines()[0]}") from exc
     patterns = [(f"entry {entry.name}", pattern) for entry in entries
@@ -170,7 +181,7 @@ def load_layer(path: Path) -> Layer:
             re.compile(pattern)
         except re.error as exc:
             raise ConfigError(f"semantic layer {path}: {owner} has a bad pattern {pattern!r}: {exc}") from exc
-    layer = Layer(entries, units, aliases)
+    layer = Layer(entries, units, aliases, tuple(words), ranking)
     names = {entry.name for entry in layer.entries}
     for entry in layer.entries:
         if unknown := set(entry.yields_to) - names:

@@ -66,6 +66,7 @@ def test_the_pipeline_shows_the_definitions_and_says_how_it_read_the_question(et
 
 T = "`bigquery-public-data.crypto_ethereum.transactions`"
 B = "`bigquery-public-data.crypto_ethereum.blocks`"
+L = "`bigquery-public-data.crypto_ethereum.logs`"
 TT = "`bigquery-public-data.crypto_ethereum.token_transfers`"
 LAST_7 = "DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE(block_timestamp) < CURRENT_DATE()"
 YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
@@ -175,7 +176,42 @@ def test_a_sample_naming_a_blocks_column_by_the_other_tables_convention_runs_wit
     assert [r.template for r in model.requests] == ["direct"]
     trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
     draft = next(s for s in trace["stages"] if s["stage"] == "draft")
-    assert draft["executions"][0]["renamed"] == ["blocks.block_timestamp read as blocks.timestamp"]
+    assert draft["executions"][0]["repairs"] == ["blocks.block_timestamp read as blocks.timestamp"]
     without = ask("How many blocks were mined yesterday?", eth_engine, model=ScriptedModel({"direct": f"```sql\n{written}\n```"}),
                   settings=settings.with_overrides(pipeline={"validation": False, "revision_rounds": 0}))
     assert without.error is not None  # the methods that measure the model alone keep what it wrote
+
+
+def _draft_repairs(settings, result) -> list[str]:
+    trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
+    draft = next(s for s in trace["stages"] if s["stage"] == "draft")
+    return [note for ex in draft["executions"] for note in ex["repairs"]]
+
+
+def test_a_ranked_answer_shows_the_measure_it_is_ranked_by(eth_engine):
+    """"The busiest hour" is the hour and its count: the layer's `show_ranking_measure` adds the measure the sample
+    ranked by and did not show."""
+    written = (f"SELECT EXTRACT(HOUR FROM timestamp) AS hour FROM {B} WHERE DATE(timestamp) = DATE_SUB(CURRENT_DATE(), "
+               "INTERVAL 1 DAY) GROUP BY hour ORDER BY COUNT(*) DESC, hour LIMIT 1")
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                                                             "answer": False})
+    result = ask("In which hour were the most blocks mined yesterday?", eth_engine,
+                 model=ScriptedModel({"direct": f"```sql\n{written}\n```"}), settings=settings)
+    assert result.error is None and result.columns == ["hour", "count"] and result.rows[0][1] > 0
+    assert _draft_repairs(settings, result) == ["shows the ranking measure COUNT(*) as count"]
+
+
+def test_an_address_compared_with_a_topic_is_padded_to_the_word(eth_engine, sql):
+    """A mint is a Transfer whose topic 1 is the zero address as a 32-byte word; the bare 20-byte address matches
+    nothing, so the sample is padded before it runs."""
+    transfer = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+    written = (f"SELECT COUNT(*) AS mints FROM {L} WHERE topics[SAFE_OFFSET(0)] = '{transfer}' "
+               f"AND topics[SAFE_OFFSET(1)] = '0x{'0' * 40}'")
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                                                             "answer": False})
+    result = ask("How many Transfer events were mints?", eth_engine,
+                 model=ScriptedModel({"direct": f"```sql\n{written}\n```"}), settings=settings)
+    assert result.error is None and f"'0x{'0' * 64}'" in result.sql
+    assert result.rows[0][0] == sql(f"SELECT COUNT(*) FROM {L} WHERE topics[SAFE_OFFSET(0)] = '{transfer}' "
+                                    f"AND topics[SAFE_OFFSET(1)] = '0x{'0' * 64}'")[0][0] > 0
+    assert _draft_repairs(settings, result) == [f"0x{'0' * 40} compared with topics[SAFE_OFFSET(1)] padded to 32 bytes"]

@@ -1,0 +1,57 @@
+"""An address compared with a 32-byte word is the word that holds it: left-padded with zeros to 64 hex digits.
+
+Event logs keep their indexed parameters as 32-byte words (`logs.topics`), so an address in a topic is
+`0x000000000000000000000000` followed by its 40 digits. A model that compares a topic with the bare address writes a
+query that runs and matches nothing: no revision is asked for, and the answer is a confident 0. A domain lists its
+word columns in its semantic layer (`word_columns`), and each literal of exactly an address's length compared with
+one of their elements (`=`, `!=`, `IN`) is padded where it is written."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from askchain.db.dialects import parse_one
+
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
+WORD_DIGITS = 64
+
+
+def pad_addresses_in_words(sql: str, dialect: str, word_columns: Iterable[str]) -> tuple[str, list[str]]:
+    """`sql` with each address compared with an element of a word column ("logs.topics"; matched by column name)
+    padded to the word, and what was padded ("0xabc… compared with topics[SAFE_OFFSET(1)] padded to 32 bytes");
+    `sql` unchanged (and no notes) when there is none or sqlglot cannot read it."""
+    names = {column.rsplit(".", 1)[-1].lower() for column in word_columns}
+    if not names:
+        return sql, []
+    try:
+        tree = parse_one(sql, dialect)
+    except SqlglotError:
+        return sql, []
+    edits = []
+    for element in tree.find_all(exp.Bracket) if tree is not None else []:
+        if not (isinstance(element.this, exp.Column) and element.this.name.lower() in names):
+            continue
+        for literal in _compared_literals(element):
+            span = literal.meta
+            if ADDRESS.fullmatch(literal.this) and "start" in span:
+                padded = "0x" + literal.this[2:].lower().rjust(WORD_DIGITS, "0")
+                edits.append((span["start"], span["end"], exp.Literal.string(padded).sql(dialect),
+                              f"{literal.this} compared with {element.sql(dialect)} padded to 32 bytes"))
+    for start, end, text, _ in sorted(edits, reverse=True):
+        sql = sql[:start] + text + sql[end + 1:]
+    return sql, [note for *_, note in sorted(edits)]
+
+
+def _compared_literals(element: exp.Bracket) -> list[exp.Literal]:
+    """The string literals an array element is compared with: the other side of `=` / `!=`, or an IN list."""
+    parent = element.parent
+    if isinstance(parent, (exp.EQ, exp.NEQ)):
+        other = parent.expression if parent.this is element else parent.this
+        return [other] if isinstance(other, exp.Literal) and other.is_string else []
+    if isinstance(parent, exp.In) and parent.this is element:
+        return [e for e in parent.expressions if isinstance(e, exp.Literal) and e.is_string]
+    return []

@@ -1,0 +1,48 @@
+"""A ranked answer shows what it is ranked by: the outermost first ORDER BY key joins the projection when missing."""
+
+import pytest
+
+from askchain.pipeline.ranking import show_ranking_measure
+
+
+@pytest.mark.parametrize("sql, shown, notes", [
+    ("SELECT EXTRACT(HOUR FROM timestamp) AS hour FROM blocks GROUP BY hour ORDER BY AVG(base_fee_per_gas) / 1e9 LIMIT 1",
+     "SELECT EXTRACT(HOUR FROM timestamp) AS hour, AVG(base_fee_per_gas) / 1e9 AS avg_base_fee_per_gas\n"
+     "FROM blocks GROUP BY hour ORDER BY AVG(base_fee_per_gas) / 1e9 LIMIT 1",
+     ["shows the ranking measure AVG(base_fee_per_gas) / 1e9 as avg_base_fee_per_gas"]),
+    ("SELECT topics[SAFE_OFFSET(0)] AS topic0\nFROM logs\nGROUP BY 1\nORDER BY COUNT(*) DESC\nLIMIT 1",
+     "SELECT topics[SAFE_OFFSET(0)] AS topic0, COUNT(*) AS count\nFROM logs\nGROUP BY 1\nORDER BY COUNT(*) DESC\nLIMIT 1",
+     ["shows the ranking measure COUNT(*) as count"]),
+    # a subquery's column, with a WITH clause and a subquery in FROM: only the outermost FROM is the insertion point
+    ("WITH d AS (SELECT x FROM t) SELECT s.day FROM (SELECT day, AVG(x) AS avg_x FROM d GROUP BY day) AS s "
+     "ORDER BY s.avg_x DESC LIMIT 1",
+     "WITH d AS (SELECT x FROM t) SELECT s.day, s.avg_x\nFROM (SELECT day, AVG(x) AS avg_x FROM d GROUP BY day) AS s "
+     "ORDER BY s.avg_x DESC LIMIT 1", ["shows the ranking measure s.avg_x"]),
+    # only the ranking itself; later keys break its ties
+    ("SELECT hash FROM transactions ORDER BY block_number DESC, transaction_index LIMIT 1",
+     "SELECT hash, block_number\nFROM transactions ORDER BY block_number DESC, transaction_index LIMIT 1",
+     ["shows the ranking measure block_number"]),
+    ("SELECT miner FROM blocks GROUP BY miner ORDER BY COUNT(DISTINCT DATE(timestamp)) DESC LIMIT 3",
+     "SELECT miner, COUNT(DISTINCT DATE(timestamp)) AS count_timestamp\n"
+     "FROM blocks GROUP BY miner ORDER BY COUNT(DISTINCT DATE(timestamp)) DESC LIMIT 3",
+     ["shows the ranking measure COUNT(DISTINCT DATE(timestamp)) as count_timestamp"]),
+])
+def test_a_ranking_measure_the_answer_hides_is_shown(sql, shown, notes):
+    assert show_ranking_measure(sql, "bigquery") == (shown, notes)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT miner, COUNT(*) AS blocks FROM blocks GROUP BY miner ORDER BY blocks DESC LIMIT 10",  # by its output name
+    "SELECT miner, COUNT(*) FROM blocks GROUP BY miner ORDER BY COUNT(*) DESC LIMIT 10",  # the same expression
+    "SELECT b.miner, COUNT(*) FROM blocks AS b GROUP BY b.miner ORDER BY miner",  # the same column, qualified or not
+    "SELECT miner, COUNT(*) AS n FROM blocks GROUP BY miner ORDER BY n / 2 DESC",  # reads an output name
+    "SELECT miner, COUNT(*) AS n FROM blocks GROUP BY 1 ORDER BY 2 DESC",  # by position
+    "SELECT * FROM blocks ORDER BY number DESC LIMIT 1",  # every column is shown
+    "SELECT DISTINCT miner FROM blocks ORDER BY miner",  # DISTINCT: another column would change the rows
+    "SELECT a FROM t UNION ALL SELECT b FROM u ORDER BY a",  # the order of a set operation
+    "SELECT x AS count FROM t ORDER BY COUNT(*)",  # its name is taken
+    "SELECT COUNT(*) FROM blocks",  # not ranked
+    "SELEC miner FROM blocks ORDER BY x",  # unreadable: validation reports it
+])
+def test_an_answer_that_shows_its_ranking_or_has_none_is_left_as_written(sql):
+    assert show_ranking_measure(sql, "bigquery") == (sql, [])
