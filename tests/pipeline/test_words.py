@@ -21,6 +21,9 @@ WORD = "0x000000000000000000000000a0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
      f"SELECT * FROM logs WHERE topics[OFFSET(1)] IN ('{WORD}', 'x') OR topics[OFFSET(2)] <> '{WORD}'",
      [f"{USDC} compared with topics[OFFSET(1)] padded to 32 bytes",
       f"{USDC} compared with topics[OFFSET(2)] padded to 32 bytes"]),
+    (f"SELECT COUNT(*) FROM logs WHERE '{USDC}' IN UNNEST(topics)",
+     f"SELECT COUNT(*) FROM logs WHERE '{WORD}' IN UNNEST(topics)",
+     [f"{USDC} compared with UNNEST(topics) padded to 32 bytes"]),
 ])
 def test_an_address_compared_with_a_word_is_padded(sql, padded, notes):
     assert pad_addresses_in_words(sql, "bigquery", ["logs.topics"]) == (padded, notes)
@@ -32,6 +35,7 @@ def test_an_address_compared_with_a_word_is_padded(sql, padded, notes):
     f"SELECT COUNT(*) FROM logs WHERE address = '{USDC}'",  # not a word column
     f"SELECT COUNT(*) FROM logs WHERE topics[SAFE_OFFSET(2)] LIKE '%{USDC[2:]}'",  # a pattern, right as written
     f"SELECT COUNT(*) FROM traces WHERE trace_address[SAFE_OFFSET(0)] = '{USDC}'",  # another array
+    f"SELECT COUNT(*) FROM traces WHERE '{USDC}' IN UNNEST(trace_address)",
     "SELEC topics[1] = '0x1'",  # unreadable: validation reports it
 ])
 def test_what_is_no_address_compared_with_a_word_is_left_as_written(sql):

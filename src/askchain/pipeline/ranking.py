@@ -4,55 +4,75 @@ A 1.5B model often ranks by a measure it does not show (`SELECT hour ... ORDER B
 then cannot see why that hour came first, the answer in words cannot say it, and two samples that rank alike but
 show different columns fall into different result groups at selection. A domain whose users read answers as an
 analyst would (`show_ranking_measure` in its semantic layer) gets each such measure appended to the outermost
-projection, as text inserted before the outermost FROM, so the rest stays as the model wrote it."""
+projection, as text inserted after its last item, so the rest stays as the model wrote it."""
 
 from __future__ import annotations
+
+from typing import Collection
 
 from sqlglot import exp, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
 from askchain.db.dialects import parse_one
+from askchain.pipeline.validate import amounts_kept
 
 
-def show_ranking_measure(sql: str, dialect: str) -> tuple[str, list[str]]:
+def show_ranking_measure(sql: str, dialect: str, raw_units: Collection[str] = ()) -> tuple[str, list[str]]:
     """`sql` with the outermost query's first ORDER BY key added to its projection when it does not show it, and what
     was added ("shows the ranking measure AVG(base_fee_per_gas) / 1e9 as avg_base_fee_per_gas"); `sql` unchanged
-    (and no notes) when the key is shown, the query is a set operation, DISTINCT or `*`, or sqlglot cannot read it."""
+    (and no notes) when the key is shown (alone or inside a projected expression: `value / 1e18 AS eth` shows
+    `value`), would show a column of `raw_units` in its base unit (`SUM(value)`: validation would send it back),
+    the query is a set operation, DISTINCT, `*` or `AS STRUCT`, or sqlglot cannot read it."""
     try:
         tree = parse_one(sql, dialect)
-        start = _outer_from(sql, dialect)
+        position = _projection_end(sql, dialect)
     except SqlglotError:
         return sql, []
-    if (not isinstance(tree, exp.Select) or tree.args.get("distinct") or not tree.args.get("order") or start is None
-            or tree.is_star):
+    if (not isinstance(tree, exp.Select) or tree.args.get("distinct") or tree.args.get("kind") or tree.is_star
+            or not tree.args.get("order") or position is None):
         return sql, []
     key = tree.args["order"].expressions[0].this  # the ranking; later keys only break its ties
     outputs = {e.alias_or_name.lower() for e in tree.expressions}
-    if (isinstance(key, exp.Literal) or _unqualified(key) in {_unqualified(e.unalias()) for e in tree.expressions}
-            or _names_an_output(key, outputs) or _measure_name(key).lower() in outputs):
+    raw = {column.rsplit(".", 1)[-1].lower() for column in raw_units}
+    kept_raw = {column.name.lower() for column in amounts_kept(key)}
+    if (not key.find(exp.Column) and not key.find(exp.AggFunc)) or raw & kept_raw or _shown(key, tree.expressions) \
+            or _names_an_output(key, outputs) or _measure_name(key).lower() in outputs:
         return sql, []
     written, name = key.sql(dialect=dialect), _measure_name(key)
     if isinstance(key, exp.Column):
         added, note = written, f"shows the ranking measure {written}"
     else:
         added, note = f"{written} AS {exp.to_identifier(name).sql(dialect)}", f"shows the ranking measure {written} as {name}"
-    head = sql[:start].rstrip()
-    return f"{head}, {added}\n{sql[start:]}", [note]
+    end, after_comma = position
+    return f"{sql[:end]}{' ' if after_comma else ', '}{added}{sql[end:]}", [note]
 
 
-def _outer_from(sql: str, dialect: str) -> int | None:
-    """The position of the outermost query's FROM: the first FROM outside parentheses (a WITH clause's queries and
-    every subquery are inside them)."""
-    depth = 0
+def _projection_end(sql: str, dialect: str) -> tuple[int, bool] | None:
+    """Where the outermost projection's text ends: just after its last token before the outermost FROM (comments
+    stay after the insertion), and whether that token is a trailing comma; None without such a FROM, or when FROM
+    comes first (DuckDB's `FROM t SELECT ...`)."""
+    depth, selected, previous = 0, False, None
     for token in Dialect.get_or_raise(dialect).tokenize(sql):
-        if token.token_type == tokens.TokenType.L_PAREN:
+        kind = token.token_type
+        if kind == tokens.TokenType.L_PAREN:
             depth += 1
-        elif token.token_type == tokens.TokenType.R_PAREN:
+        elif kind == tokens.TokenType.R_PAREN:
             depth -= 1
-        elif token.token_type == tokens.TokenType.FROM and depth == 0:
-            return token.start
+        elif depth == 0 and kind == tokens.TokenType.SELECT:
+            selected = True
+        elif depth == 0 and kind == tokens.TokenType.FROM:
+            if not selected or previous is None:
+                return None
+            return previous.end + 1, previous.token_type == tokens.TokenType.COMMA
+        previous = token
     return None
+
+
+def _shown(key: exp.Expression, projections: list[exp.Expression]) -> bool:
+    """Whether a projection is the key or contains it (`SUM(value) / 1e18 AS eth` shows `SUM(value)`)."""
+    wanted = _unqualified(key)
+    return any(_unqualified(node) == wanted for projection in projections for node in projection.unalias().walk())
 
 
 def _unqualified(expression: exp.Expression) -> str:
@@ -72,11 +92,11 @@ def _names_an_output(key: exp.Expression, outputs: set[str]) -> bool:
 
 
 def _measure_name(key: exp.Expression) -> str:
-    """A column's own name; an aggregate's function and columns (`avg_base_fee_per_gas`, `count`); else `measure`."""
+    """A column's own name; the one aggregate's function and columns (`avg_base_fee_per_gas`, `count`); else
+    `measure` (`SAFE_DIVIDE(SUM(a), COUNT(*))` is neither a sum nor a count)."""
     if isinstance(key, exp.Column):
         return key.name
-    aggregate = key if isinstance(key, exp.AggFunc) else key.find(exp.AggFunc)
-    if aggregate is None:
+    aggregates = list(key.find_all(exp.AggFunc))
+    if len(aggregates) != 1:
         return "measure"
-    columns = [c.name for c in aggregate.find_all(exp.Column)]
-    return "_".join([aggregate.key.lower(), *columns])
+    return "_".join([aggregates[0].key.lower(), *(c.name for c in aggregates[0].find_all(exp.Column))])

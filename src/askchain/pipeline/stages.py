@@ -238,7 +238,8 @@ def repairer(run: Run) -> Callable[[Candidate], Candidate]:
     if layer.word_columns:
         rules.append(lambda sql: pad_addresses_in_words(sql, run.dialect, layer.word_columns))
     if layer.show_ranking_measure:
-        rules.append(lambda sql: show_ranking_measure(sql, run.dialect))
+        in_base_units = [column for unit in layer.units for column in unit.columns]
+        rules.append(lambda sql: show_ranking_measure(sql, run.dialect, in_base_units))
 
     def repair(candidate: Candidate) -> Candidate:
         sql, notes = candidate.sql, []

@@ -333,7 +333,7 @@ def _check_raw_amounts(tree: exp.Expression, schema: Schema, shown_units: Mappin
     for scope in _result_scopes(root):
         tables = _scope_tables(scope, schema)
         for projection in scope.expression.selects:
-            for column in _amounts_kept(projection):
+            for column in amounts_kept(projection):
                 found = _schema_column(column, tables)
                 if found is None:
                     continue
@@ -351,14 +351,14 @@ def _result_scopes(scope: Scope) -> list[Scope]:
     return [scope]
 
 
-def _amounts_kept(node: exp.Expression) -> list[exp.Column]:
+def amounts_kept(node: exp.Expression) -> list[exp.Column]:
     """The columns whose unit `node` keeps (see KEEPS_UNIT)."""
     if isinstance(node, exp.Column):
         return [node]
     if isinstance(node, exp.Mul) and any(isinstance(side, exp.Literal) for side in (node.left, node.right)):
         return []
     if isinstance(node, KEEPS_UNIT):
-        return [column for child in node.iter_expressions() for column in _amounts_kept(child)]
+        return [column for child in node.iter_expressions() for column in amounts_kept(child)]
     return []
 
 

@@ -4,7 +4,7 @@ Event logs keep their indexed parameters as 32-byte words (`logs.topics`), so an
 `0x000000000000000000000000` followed by its 40 digits. A model that compares a topic with the bare address writes a
 query that runs and matches nothing: no revision is asked for, and the answer is a confident 0. A domain lists its
 word columns in its semantic layer (`word_columns`), and each literal of exactly an address's length compared with
-one of their elements (`=`, `!=`, `IN`) is padded where it is written."""
+one of their elements (`=`, `!=`, `IN`, `IN UNNEST`) is padded where it is written."""
 
 from __future__ import annotations
 
@@ -32,10 +32,8 @@ def pad_addresses_in_words(sql: str, dialect: str, word_columns: Iterable[str]) 
     except SqlglotError:
         return sql, []
     edits = []
-    for element in tree.find_all(exp.Bracket) if tree is not None else []:
-        if not (isinstance(element.this, exp.Column) and element.this.name.lower() in names):
-            continue
-        for literal in _compared_literals(element):
+    for element, literals in _word_comparisons(tree, names) if tree is not None else []:
+        for literal in literals:
             span = literal.meta
             if ADDRESS.fullmatch(literal.this) and "start" in span:
                 padded = "0x" + literal.this[2:].lower().rjust(WORD_DIGITS, "0")
@@ -44,6 +42,21 @@ def pad_addresses_in_words(sql: str, dialect: str, word_columns: Iterable[str]) 
     for start, end, text, _ in sorted(edits, reverse=True):
         sql = sql[:start] + text + sql[end + 1:]
     return sql, [note for *_, note in sorted(edits)]
+
+
+def _word_comparisons(tree: exp.Expression, names: set[str]) -> list[tuple[exp.Expression, list[exp.Literal]]]:
+    """Each element of a word column compared with string literals (`topics[OFFSET(1)] = '0x…'`), and each literal
+    looked for among a word column's elements (`'0x…' IN UNNEST(topics)`), with those literals."""
+    found = []
+    for element in tree.find_all(exp.Bracket):
+        if isinstance(element.this, exp.Column) and element.this.name.lower() in names:
+            found.append((element, _compared_literals(element)))
+    for membership in tree.find_all(exp.In):
+        unnest, literal = membership.args.get("unnest"), membership.this
+        if (unnest and isinstance(literal, exp.Literal) and literal.is_string
+                and any(isinstance(c, exp.Column) and c.name.lower() in names for c in unnest.expressions)):
+            found.append((unnest, [literal]))
+    return found
 
 
 def _compared_literals(element: exp.Bracket) -> list[exp.Literal]:
