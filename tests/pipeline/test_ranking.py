@@ -35,6 +35,11 @@ from askchain.pipeline.ranking import show_ranking_measure
     ("SELECT to_address FROM transactions GROUP BY 1 ORDER BY SUM(value) / 1e18 DESC LIMIT 5",
      "SELECT to_address, SUM(value) / 1e18 AS sum_value FROM transactions GROUP BY 1 ORDER BY SUM(value) / 1e18 DESC "
      "LIMIT 5", ["shows the ranking measure SUM(value) / 1e18 as sum_value"]),
+    # a function is named after itself and its columns
+    ("SELECT SUM(value) / 1e18 AS eth FROM transactions GROUP BY DATE(block_timestamp) ORDER BY DATE(block_timestamp)",
+     "SELECT SUM(value) / 1e18 AS eth, DATE(block_timestamp) AS date_block_timestamp FROM transactions "
+     "GROUP BY DATE(block_timestamp) ORDER BY DATE(block_timestamp)",
+     ["shows the ranking measure DATE(block_timestamp) as date_block_timestamp"]),
     # two aggregates: neither name would say what it is
     ("SELECT miner FROM blocks GROUP BY miner ORDER BY SAFE_DIVIDE(SUM(gas_used), COUNT(*)) DESC",
      "SELECT miner, SAFE_DIVIDE(SUM(gas_used), COUNT(*)) AS measure FROM blocks GROUP BY miner "

@@ -37,9 +37,9 @@ def show_ranking_measure(sql: str, dialect: str, raw_units: Collection[str] = ()
     raw = {column.rsplit(".", 1)[-1].lower() for column in raw_units}
     kept_raw = {column.name.lower() for column in amounts_kept(key)}
     if (not key.find(exp.Column) and not key.find(exp.AggFunc)) or raw & kept_raw or _shown(key, tree.expressions) \
-            or _names_an_output(key, outputs) or _measure_name(key).lower() in outputs:
+            or _names_an_output(key, outputs) or _measure_name(key, dialect).lower() in outputs:
         return sql, []
-    written, name = key.sql(dialect=dialect), _measure_name(key)
+    written, name = key.sql(dialect=dialect), _measure_name(key, dialect)
     if isinstance(key, exp.Column):
         added, note = written, f"shows the ranking measure {written}"
     else:
@@ -91,12 +91,15 @@ def _names_an_output(key: exp.Expression, outputs: set[str]) -> bool:
     return any(not column.table and column.name.lower() in outputs for column in key.find_all(exp.Column))
 
 
-def _measure_name(key: exp.Expression) -> str:
-    """A column's own name; the one aggregate's function and columns (`avg_base_fee_per_gas`, `count`); else
-    `measure` (`SAFE_DIVIDE(SUM(a), COUNT(*))` is neither a sum nor a count)."""
+def _measure_name(key: exp.Expression, dialect: str) -> str:
+    """A column's own name; else the function and columns of the one aggregate (`avg_base_fee_per_gas`, `count`) or,
+    without one, of the key (`date_block_timestamp`), never a column's bare name, which GROUP BY could read as the
+    alias; else `measure` (`SAFE_DIVIDE(SUM(a), COUNT(*))` is neither a sum nor a count)."""
     if isinstance(key, exp.Column):
         return key.name
     aggregates = list(key.find_all(exp.AggFunc))
-    if len(aggregates) != 1:
+    function = aggregates[0] if len(aggregates) == 1 else key if not aggregates and isinstance(key, exp.Func) else None
+    if function is None:
         return "measure"
-    return "_".join([aggregates[0].key.lower(), *(c.name for c in aggregates[0].find_all(exp.Column))])
+    written = function.sql(dialect=dialect).split("(")[0]  # as the dialect names it: COUNT, MY_UDF, APPROX_COUNT_DISTINCT
+    return "_".join([written.lower(), *(c.name for c in function.find_all(exp.Column))])
