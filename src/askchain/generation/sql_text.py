@@ -1,4 +1,4 @@
-"""Pull the SQL out of a model's reply and normalise it for de-duplication."""
+"""Pull the SQL out of a model's reply, normalise it for de-duplication, and edit it where the parser found a node."""
 
 from __future__ import annotations
 
@@ -73,3 +73,16 @@ def normalize_sql(sql: str, dialect: str) -> str:
         return tree.sql(dialect=dialect, normalize=True, pretty=False)
     except SqlglotError:
         return " ".join(sql.split()).lower()
+
+
+#: An edit of SQL text: the first and last character of what it replaces (sqlglot's `meta` span, inclusive), the new
+#: text, and the note the trace keeps.
+Edit = tuple[int, int, str, str]
+
+
+def apply_edits(sql: str, edits: list[Edit]) -> tuple[str, list[str]]:
+    """`sql` with each edit made (from the end, so earlier spans keep their positions) and the edits' notes in text
+    order; the rest stays as written."""
+    for start, end, text, _ in sorted(edits, reverse=True):
+        sql = sql[:start] + text + sql[end + 1:]
+    return sql, [note for *_, note in sorted(edits)]

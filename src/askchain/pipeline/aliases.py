@@ -18,6 +18,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from askchain.db.dialects import parse_one
 from askchain.db.schema import Schema, Table
+from askchain.generation.sql_text import Edit, apply_edits
 
 #: table name (lower case) -> {alias written: the table's own column}
 Aliases = Mapping[str, Mapping[str, str]]
@@ -38,13 +39,11 @@ def own_column_names(sql: str, schema: Schema, aliases: Aliases) -> tuple[str, l
         tables, outputs = _source_tables(scope, schema), _output_aliases(scope)
         edits += [edit for column in scope.columns
                   if (edit := _rename(column, scope, tables, outputs, schema.dialect, aliases))]
-    for start, end, text, _ in sorted(edits, reverse=True):
-        sql = sql[:start] + text + sql[end + 1:]
-    return sql, [note for *_, note in sorted(edits)]
+    return apply_edits(sql, edits)
 
 
 def _rename(column: exp.Column, scope: Scope, tables: dict[str, Table], outputs: set[str], dialect: str,
-            aliases: Aliases) -> tuple[int, int, str, str] | None:
+            aliases: Aliases) -> Edit | None:
     """The edit renaming one column if it is an alias of exactly one table it can belong to (`tables`: the scope's
     schema tables; `outputs`: its output names): the identifier's span in the text, what replaces it and the note;
     None otherwise (or when the parser kept no position)."""

@@ -26,20 +26,26 @@ def show_ranking_measure(sql: str, dialect: str, raw_units: Collection[str] = ()
     the query is a set operation, DISTINCT, `*` or `AS STRUCT`, or sqlglot cannot read it."""
     try:
         tree = parse_one(sql, dialect)
-        position = _projection_end(sql, dialect)
     except SqlglotError:
         return sql, []
     if (not isinstance(tree, exp.Select) or tree.args.get("distinct") or tree.args.get("kind") or tree.is_star
-            or not tree.args.get("order") or position is None):
+            or not tree.args.get("order")):
         return sql, []
     key = tree.args["order"].expressions[0].this  # the ranking; later keys only break its ties
     outputs = {e.alias_or_name.lower() for e in tree.expressions}
     raw = {column.rsplit(".", 1)[-1].lower() for column in raw_units}
     kept_raw = {column.name.lower() for column in amounts_kept(key)}
+    name = _measure_name(key, dialect)
     if (not key.find(exp.Column) and not key.find(exp.AggFunc)) or raw & kept_raw or _shown(key, tree.expressions) \
-            or _names_an_output(key, outputs) or _measure_name(key, dialect).lower() in outputs:
+            or _names_an_output(key, outputs) or name.lower() in outputs:
         return sql, []
-    written, name = key.sql(dialect=dialect), _measure_name(key, dialect)
+    try:
+        position = _projection_end(sql, dialect)  # tokenized only for a query that needs the measure
+    except SqlglotError:
+        return sql, []
+    if position is None:
+        return sql, []
+    written = key.sql(dialect=dialect)
     if isinstance(key, exp.Column):
         added, note = written, f"shows the ranking measure {written}"
     else:

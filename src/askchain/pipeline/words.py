@@ -15,6 +15,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from askchain.db.dialects import parse_one
+from askchain.generation.sql_text import apply_edits
 
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 WORD_DIGITS = 64
@@ -39,9 +40,7 @@ def pad_addresses_in_words(sql: str, dialect: str, word_columns: Iterable[str]) 
                 padded = "0x" + literal.this[2:].lower().rjust(WORD_DIGITS, "0")
                 edits.append((span["start"], span["end"], exp.Literal.string(padded).sql(dialect),
                               f"{literal.this} compared with {element.sql(dialect)} padded to 32 bytes"))
-    for start, end, text, _ in sorted(edits, reverse=True):
-        sql = sql[:start] + text + sql[end + 1:]
-    return sql, [note for *_, note in sorted(edits)]
+    return apply_edits(sql, edits)
 
 
 def _word_comparisons(tree: exp.Expression, names: set[str]) -> list[tuple[exp.Expression, list[exp.Literal]]]:
