@@ -27,23 +27,32 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("How many blocks used more than the 15 million gas target?", {"block_fullness"}),  # an amount, not a row count
     ("What share of blocks did the top 5 builders produce, as a percentage?", {"top_n", "percentage"}),
     ("How many of the richest addresses hold 50 % of all ETH?", {"balance"}),  # a threshold, not a unit
-    ("Which NFT collection had the largest ETH sales volume?", {"nft"}),  # not a token amount
+    ("Which NFT collection had the largest ETH sales volume?", {"nft", "nft_sale"}),  # not a token amount
     ("What is the 7-day moving average of blocks mined by the top 1% of miners?", {"average"}),  # no top N
     ("Which tokens did the 5 senders found in step 1 move?", set()),  # a planned step's rows, not a ranking
     ("Top 5 tokens by transfers", {"top_n"}),
     ("Blocks mined on each day of the week", {"weekday"}),  # not per day (by date)
     ("Blocks mined each day this week", {"per_day", "this_week"}),
-    ("Blocks yesterday against the same weekday a week earlier", {"yesterday"}),  # date arithmetic, no grouping
+    ("Blocks yesterday against the same weekday a week earlier", {"yesterday", "period_comparison"}),  # no weekday
+    ("What share of top-level calls failed yesterday?", {"share", "top_level_call", "failed_transaction", "yesterday"}),
+    ("How many internal calls did transactions make in the last 7 days?", {"internal_call", "last_n_days"}),
+    ("How much ETH moved through internal transfers yesterday?", {"internal_transfer", "yesterday"}),  # not by txs
+    ("What was the deepest call nesting yesterday?", {"call_depth", "yesterday"}),
+    ("How many distinct token ids of BAYC were transferred?", {"token_id", "nft_BAYC"}),
+    ("Transactions in the last 7 days versus the 7 days before", {"last_n_days", "period_comparison"}),
+    ("Gas used by ERC-20 contracts versus ERC-721 contracts", {"gas_used", "fungible", "nft"}),  # two kinds, one period
+    ("Senders in the previous full week (Monday to Sunday)", {"previous_full_week"}),
+    ("Blocks per day with the change from the previous day", {"per_day", "day_over_day"}),
 ])
 def test_the_questions_users_ask_get_their_definitions(question, expected):
     assert {r.entry.name for r in LAYER.match(question)} == expected
 
 
-WINDOW = re.compile(r"^[^:]+: (.*?)(?:  \(blocks: .*\))?$")
+#: A time window's definition is a condition on the time column, after its label.
+WINDOW = re.compile(r"^[^:]+: ((?:DATE\()?block_timestamp\b.*?)(?:  \(blocks: .*\))?$")
 
 
-@pytest.mark.parametrize("entry", [e for e in LAYER.entries if e.kind == "convention" and "block_timestamp" in e.definition
-                                   and "GROUP BY" not in e.definition and "EXTRACT" not in e.definition],
+@pytest.mark.parametrize("entry", [e for e in LAYER.entries if e.kind == "convention" and WINDOW.match(e.definition)],
                          ids=lambda e: e.name)
 def test_every_time_window_is_valid_googlesql_on_the_local_dataset(eth_engine, entry):
     condition = WINDOW.match(entry.definition.format(n=7)).group(1)
@@ -68,6 +77,7 @@ T = "`bigquery-public-data.crypto_ethereum.transactions`"
 B = "`bigquery-public-data.crypto_ethereum.blocks`"
 L = "`bigquery-public-data.crypto_ethereum.logs`"
 TT = "`bigquery-public-data.crypto_ethereum.token_transfers`"
+TR = "`bigquery-public-data.crypto_ethereum.traces`"
 LAST_7 = "DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE(block_timestamp) < CURRENT_DATE()"
 YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
 
@@ -101,6 +111,12 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     ("Are weekends quieter than weekdays, in gas used per block?",
      f"SELECT EXTRACT(DAYOFWEEK FROM timestamp) IN (0, 6) AS weekend, AVG(gas_used) FROM {B} GROUP BY weekend",
      "the weekend is IN (1, 7)"),
+    ("What share of top-level calls failed yesterday?",
+     f"SELECT SAFE_DIVIDE(COUNTIF(status = 0), COUNT(*)) FROM {TR} WHERE trace_type = 'call' AND {YESTERDAY}",
+     "trace_address IS NULL"),
+    ("How much ETH moved through internal transfers yesterday?",
+     f"SELECT SUM(value) / 1e18 FROM {TR} WHERE call_type = 'call' AND status = 1 AND value > 0 AND {YESTERDAY}",
+     "trace_address IS NOT NULL"),
 ])
 def test_domain_checks_name_the_fix(question, sql, fix):
     findings = [f for reading in LAYER.match(question) for f in reading.findings(sql)]
@@ -122,6 +138,16 @@ def test_domain_checks_name_the_fix(question, sql, fix):
     ("How many transactions were there yesterday, and on the same weekday a week earlier?",
      f"SELECT DATE(block_timestamp) AS day, COUNT(*) FROM {T} WHERE DATE(block_timestamp) IN "
      "(DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY), DATE_SUB(CURRENT_DATE(), INTERVAL 8 DAY)) GROUP BY day"),
+    ("What share of top-level calls failed yesterday?",
+     f"SELECT SAFE_DIVIDE(COUNTIF(status = 0), COUNT(*)) FROM {TR} WHERE trace_address IS NULL AND {YESTERDAY}"),
+    # internal and top-level side by side, by IF on the same column
+    ("How much ETH moved through top-level calls and how much through internal calls yesterday?",
+     f"SELECT SUM(IF(trace_address IS NULL, value, 0)) / 1e18, SUM(IF(trace_address IS NOT NULL, value, 0)) / 1e18 "
+     f"FROM {TR} WHERE status = 1 AND call_type = 'call' AND {YESTERDAY}"),
+    # a transaction with an internal call is one with more than one trace: no check insists on trace_address
+    ("How many transactions made at least one internal call yesterday?",
+     f"SELECT COUNT(*) FROM (SELECT transaction_hash FROM {TR} WHERE {YESTERDAY} GROUP BY transaction_hash "
+     "HAVING COUNT(*) > 1)"),
 ])
 def test_right_queries_pass_the_domain_checks(question, sql):
     assert [f for reading in LAYER.match(question) for f in reading.findings(sql)] == []
