@@ -43,6 +43,14 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("Gas used by ERC-20 contracts versus ERC-721 contracts", {"gas_used", "fungible", "nft"}),  # two kinds, one period
     ("Senders in the previous full week (Monday to Sunday)", {"previous_full_week"}),
     ("Blocks per day with the change from the previous day", {"per_day", "day_over_day"}),
+    ("What was the median ETH balance?", {"median", "balance"}),
+    ("How many approve calls (method selector 0x095ea7b3) were made yesterday?", {"method_selector", "yesterday"}),
+    ("How much ETH was withdrawn by validators yesterday?", {"validator_withdrawal", "yesterday"}),
+    ("What is the ETH balance of the Lido withdrawal vault?", {"balance"}),  # a vault, not withdrawals
+    ("How many WETH Withdrawal events were logged yesterday?", {"token_WETH", "event_logs", "yesterday"}),
+    ("What is the total supply of DAI in whole tokens?", {"total_supply", "token_DAI"}),
+    ("What share of yesterday's transactions called a contract?", {"share", "yesterday", "contract_call"}),
+    ("How many days ago was USDT created?", {"age", "token_USDT"}),
 ])
 def test_the_questions_users_ask_get_their_definitions(question, expected):
     assert {r.entry.name for r in LAYER.match(question)} == expected
@@ -117,6 +125,8 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     ("How much ETH moved through internal transfers yesterday?",
      f"SELECT SUM(value) / 1e18 FROM {TR} WHERE call_type = 'call' AND status = 1 AND value > 0 AND {YESTERDAY}",
      "trace_address IS NOT NULL"),
+    ("What was the median gas price in gwei yesterday?",
+     f"SELECT AVG(receipt_effective_gas_price) / 1e9 FROM {T} WHERE {YESTERDAY}", "APPROX_QUANTILES(x, 100)[OFFSET(50)]"),
 ])
 def test_domain_checks_name_the_fix(question, sql, fix):
     findings = [f for reading in LAYER.match(question) for f in reading.findings(sql)]
@@ -144,6 +154,8 @@ def test_domain_checks_name_the_fix(question, sql, fix):
     ("How much ETH moved through top-level calls and how much through internal calls yesterday?",
      f"SELECT SUM(IF(trace_address IS NULL, value, 0)) / 1e18, SUM(IF(trace_address IS NOT NULL, value, 0)) / 1e18 "
      f"FROM {TR} WHERE status = 1 AND call_type = 'call' AND {YESTERDAY}"),
+    ("What was the median gas price in gwei yesterday?",
+     f"SELECT APPROX_QUANTILES(receipt_effective_gas_price, 100)[OFFSET(50)] / 1e9 FROM {T} WHERE {YESTERDAY}"),
     # a transaction with an internal call is one with more than one trace: no check insists on trace_address
     ("How many transactions made at least one internal call yesterday?",
      f"SELECT COUNT(*) FROM (SELECT transaction_hash FROM {TR} WHERE {YESTERDAY} GROUP BY transaction_hash "
