@@ -23,7 +23,14 @@ WORD = "0x000000000000000000000000a0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
       f"{USDC} compared with topics[OFFSET(2)] padded to 32 bytes"]),
     (f"SELECT COUNT(*) FROM logs WHERE '{USDC}' IN UNNEST(topics)",
      f"SELECT COUNT(*) FROM logs WHERE '{WORD}' IN UNNEST(topics)",
-     [f"{USDC} compared with UNNEST(topics) padded to 32 bytes"]),
+     [f"{USDC} compared with UNNEST(topics) padded to 32 bytes"]),    # case folds on either side
+    (f"SELECT COUNT(*) FROM logs WHERE LOWER(topics[SAFE_OFFSET(2)]) = LOWER('{USDC}')",
+     f"SELECT COUNT(*) FROM logs WHERE LOWER(topics[SAFE_OFFSET(2)]) = LOWER('{WORD}')",
+     [f"{USDC} compared with topics[SAFE_OFFSET(2)] padded to 32 bytes"]),
+    (f"SELECT COUNT(*) FROM logs WHERE UPPER(topics[OFFSET(1)]) IN (UPPER('{USDC}'), '{ZERO}')",
+     f"SELECT COUNT(*) FROM logs WHERE UPPER(topics[OFFSET(1)]) IN (UPPER('{WORD}'), '0x{'0' * 64}')",
+     [f"{USDC} compared with topics[OFFSET(1)] padded to 32 bytes",
+      f"{ZERO} compared with topics[OFFSET(1)] padded to 32 bytes"]),
 ])
 def test_an_address_compared_with_a_word_is_padded(sql, padded, notes):
     assert pad_addresses_in_words(sql, "bigquery", ["logs.topics"]) == (padded, notes)

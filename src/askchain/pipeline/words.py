@@ -4,7 +4,7 @@ Event logs keep their indexed parameters as 32-byte words (`logs.topics`), so an
 `0x000000000000000000000000` followed by its 40 digits. A model that compares a topic with the bare address writes a
 query that runs and matches nothing: no revision is asked for, and the answer is a confident 0. A domain lists its
 word columns in its semantic layer (`word_columns`), and each literal of exactly an address's length compared with
-one of their elements (`=`, `!=`, `IN`, `IN UNNEST`) is padded where it is written."""
+one of their elements (`=`, `!=`, `IN`, `IN UNNEST`, either side maybe in LOWER/UPPER) is padded where it is written."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from askchain.generation.sql_text import apply_edits
 
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 WORD_DIGITS = 64
+#: Case folds a comparison may wrap either side in; padding with zeros keeps it true under either.
+CASE_FOLDS = (exp.Lower, exp.Upper)
 
 
 def pad_addresses_in_words(sql: str, dialect: str, word_columns: Iterable[str]) -> tuple[str, list[str]]:
@@ -49,7 +51,10 @@ def _word_comparisons(tree: exp.Expression, names: set[str]) -> list[tuple[exp.E
     found = []
     for element in tree.find_all(exp.Bracket):
         if isinstance(element.this, exp.Column) and element.this.name.lower() in names:
-            found.append((element, _compared_literals(element)))
+            compared = element
+            while isinstance(compared.parent, CASE_FOLDS):  # LOWER(topics[OFFSET(1)]) = LOWER('0x…')
+                compared = compared.parent
+            found.append((element, _compared_literals(compared)))
     for membership in tree.find_all(exp.In):
         unnest, literal = membership.args.get("unnest"), membership.this
         if (unnest and isinstance(literal, exp.Literal) and literal.is_string
@@ -58,12 +63,20 @@ def _word_comparisons(tree: exp.Expression, names: set[str]) -> list[tuple[exp.E
     return found
 
 
-def _compared_literals(element: exp.Bracket) -> list[exp.Literal]:
-    """The string literals an array element is compared with: the other side of `=` / `!=`, or an IN list."""
+def _compared_literals(element: exp.Expression) -> list[exp.Literal]:
+    """The string literals an array element (or its case fold) is compared with: the other side of `=` / `!=`, or an
+    IN list, each looked for inside LOWER/UPPER."""
     parent = element.parent
     if isinstance(parent, (exp.EQ, exp.NEQ)):
-        other = parent.expression if parent.this is element else parent.this
-        return [other] if isinstance(other, exp.Literal) and other.is_string else []
-    if isinstance(parent, exp.In) and parent.this is element:
-        return [e for e in parent.expressions if isinstance(e, exp.Literal) and e.is_string]
-    return []
+        others = [parent.expression if parent.this is element else parent.this]
+    elif isinstance(parent, exp.In) and parent.this is element:
+        others = parent.expressions
+    else:
+        return []
+    literals = []
+    for other in others:
+        while isinstance(other, CASE_FOLDS):
+            other = other.this
+        if isinstance(other, exp.Literal) and other.is_string:
+            literals.append(other)
+    return literals
