@@ -23,7 +23,8 @@ WORD = "0x000000000000000000000000a0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
       f"{USDC} compared with topics[OFFSET(2)] padded to 32 bytes"]),
     (f"SELECT COUNT(*) FROM logs WHERE '{USDC}' IN UNNEST(topics)",
      f"SELECT COUNT(*) FROM logs WHERE '{WORD}' IN UNNEST(topics)",
-     [f"{USDC} compared with UNNEST(topics) padded to 32 bytes"]),    # case folds on either side
+     [f"{USDC} compared with UNNEST(topics) padded to 32 bytes"]),
+    # case folds on either side
     (f"SELECT COUNT(*) FROM logs WHERE LOWER(topics[SAFE_OFFSET(2)]) = LOWER('{USDC}')",
      f"SELECT COUNT(*) FROM logs WHERE LOWER(topics[SAFE_OFFSET(2)]) = LOWER('{WORD}')",
      [f"{USDC} compared with topics[SAFE_OFFSET(2)] padded to 32 bytes"]),
