@@ -28,11 +28,12 @@ from askchain.pipeline.ranking import show_ranking_measure
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
 from askchain.pipeline.run import Run
 from askchain.pipeline.select import Selection, group_by_result, select_best
+from askchain.pipeline.shorthands import expand_shorthands, write_short
 from askchain.pipeline.trace import Trace
 from askchain.pipeline.validate import Findings, validate_sql
 from askchain.pipeline.words import pad_addresses_in_words
 from askchain.retrieval.schema import estimate_tokens, link_schema
-from askchain.semantic import Layer, Reading
+from askchain.semantic import Layer, Reading, Shorthand
 
 StageOutput = tuple[dict[str, Any], dict[str, Any]]
 
@@ -192,10 +193,13 @@ def build_context(state: State, run: Run) -> StageOutput:
     schema = run.schema
     linked = state.get("linked") or {}
     question = f"{state['question']}\n-- Hint: {run.hint}" if run.hint else state["question"]
+    short = shorthands(run)
+    notes = "\n".join([write_short(schema.notes, short).rstrip(), *(f"- {s.note}" for s in short)]).strip()
     ctx = GenerationContext(
-        question, run.dialect, run.dialect_label, schema.subset(linked).ddl() if linked else schema.ddl(), schema.notes,
-        value_hints=state.get("value_hints", []), examples=state.get("examples", []), db_id=schema.db_id,
-        definitions=[r.definition for r in state.get("definitions", [])],
+        question, run.dialect, run.dialect_label, schema.subset(linked).ddl() if linked else schema.ddl(), notes,
+        value_hints=state.get("value_hints", []), db_id=schema.db_id,
+        examples=[replace(e, sql=write_short(e.sql, short)) for e in state.get("examples", [])],
+        definitions=[write_short(r.definition, short) for r in state.get("definitions", [])],
     )
     covered = coverage(state["question"], schema, state.get("value_hints", []))
     return {"context": ctx, "coverage": covered}, {"schema_tokens": estimate_tokens(ctx.schema_text), "linked": linked}
@@ -225,14 +229,28 @@ def sample(name: str, state: State, run: Run, count: int | None = None, skip: in
     return made
 
 
+def repaired_layer(run: Run) -> Layer | None:
+    """The domain layer whose rules rewrite samples: none for the methods that measure the model alone (no
+    validation), which keep what it wrote and are shown the schema's own notes."""
+    return domain_layer(run) if run.settings.pipeline.validation else None
+
+
+def shorthands(run: Run) -> tuple[Shorthand, ...]:
+    """The conditions the model may write as one call: prompts show them, and samples have them expanded."""
+    layer = repaired_layer(run)
+    return layer.shorthands if layer else ()
+
+
 def repairer(run: Run) -> Callable[[Candidate], Candidate]:
-    """Each candidate repaired by the domain layer's rules before validation: column aliases renamed to the tables'
-    own columns, addresses compared with 32-byte words padded, a ranked answer's measure shown. Candidates are
-    unchanged without validation (the methods that measure the model alone) or a domain."""
-    layer = domain_layer(run) if run.settings.pipeline.validation else None
+    """Each candidate repaired by the domain layer's rules before validation: shorthands expanded, column aliases
+    renamed to the tables' own columns, addresses compared with 32-byte words padded, a ranked answer's measure
+    shown. Candidates are unchanged without validation (the methods that measure the model alone) or a domain."""
+    layer = repaired_layer(run)
     if not layer:
         return lambda candidate: candidate
     rules: list[Callable[[str], tuple[str, list[str]]]] = []
+    if layer.shorthands:
+        rules.append(lambda sql: expand_shorthands(sql, run.dialect, layer.shorthands))
     if layer.column_aliases:
         rules.append(lambda sql: own_column_names(sql, run.schema, layer.column_aliases))
     if layer.word_columns:

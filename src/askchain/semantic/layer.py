@@ -17,6 +17,8 @@ Column aliases name what a model writes for a table's column by another table's 
 for `blocks.timestamp`); askchain renames them in each sample (askchain.pipeline.aliases). Word columns hold 32-byte
 words (`logs.topics`): an address compared with one of their elements is padded to the word (askchain.pipeline.words).
 With `show_ranking_measure`, a ranked answer shows what it is ranked by (askchain.pipeline.ranking).
+Shorthands are conditions the model may write as one call (`LAST_DAYS(block_timestamp, 7)`), expanded to their exact
+SQL in each sample and shown in that short form in prompts (askchain.pipeline.shorthands).
 """
 
 from __future__ import annotations
@@ -90,6 +92,30 @@ class Unit(BaseModel):
     asked_for: str
 
 
+class Shorthand(BaseModel):
+    """A condition written as one call: `call` and `sql` share their parameters, `{column}` (a column, maybe
+    qualified) and `{n}` (a whole number)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    call: str
+    sql: str
+    #: What the prompt says the call means.
+    note: str
+
+    @property
+    def name(self) -> str:
+        return self.call.split("(", 1)[0].strip().upper()
+
+    @property
+    def parameters(self) -> set[str]:
+        return set(re.findall(r"{(\w+)}", self.call))
+
+
+#: A shorthand's parameters and what each stands for in written SQL.
+SHORTHAND_PARAMETERS = {"column": r"`?[A-Za-z_][\w.]*`?", "n": r"\d+"}
+
+
 @dataclass(frozen=True)
 class Reading:
     """An entry a question called for, with the values its pattern captured."""
@@ -119,6 +145,7 @@ class Layer:
     #: "table.column" of each array column whose elements are 32-byte words
     word_columns: tuple[str, ...] = ()
     show_ranking_measure: bool = False
+    shorthands: tuple[Shorthand, ...] = ()
 
     def __post_init__(self) -> None:
         self._terms = [(entry, [_term_pattern(t) for t in entry.terms] + [re.compile(p, re.IGNORECASE) for p in entry.patterns])
@@ -158,7 +185,8 @@ def _term_pattern(term: str) -> re.Pattern:
 
 def load_layer(path: Path) -> Layer:
     """A layer from a YAML file holding a list of entries under `entries:`, of units under `units:`, a mapping of
-    column aliases by table under `column_aliases:`, a list of `word_columns:` and the `show_ranking_measure:` flag."""
+    column aliases by table under `column_aliases:`, a list of `word_columns:`, the `show_ranking_measure:` flag and
+    a list of `shorthands:`."""
     try:
         data = yaml.safe_load(path.read_text()) or {}
         entries = [Entry(**item) for item in data.get("entries", [])]
@@ -171,6 +199,7 @@ def load_layer(path: Path) -> Layer:
         ranking = data.get("show_ranking_measure", False)
         if not isinstance(ranking, bool):
             raise TypeError(f"show_ranking_measure must be true or false, not {ranking!r}")
+        shorthands = tuple(Shorthand(**item) for item in data.get("shorthands", []))
     except (OSError, yaml.YAMLError, TypeError, AttributeError, ValidationError) as exc:
         raise ConfigError(f"semantic layer {path} is invalid: {str(exc).splitlines()[0]}") from exc
     patterns = [(f"entry {entry.name}", pattern) for entry in entries
@@ -181,7 +210,13 @@ def load_layer(path: Path) -> Layer:
             re.compile(pattern)
         except re.error as exc:
             raise ConfigError(f"semantic layer {path}: {owner} has a bad pattern {pattern!r}: {exc}") from exc
-    layer = Layer(entries, units, aliases, tuple(words), ranking)
+    for shorthand in shorthands:
+        used = set(re.findall(r"{(\w+)}", shorthand.sql))
+        if not re.fullmatch(r"[A-Za-z_]\w*\(.*\)", shorthand.call.strip()) or used != shorthand.parameters or \
+                used - SHORTHAND_PARAMETERS.keys():
+            raise ConfigError(f"semantic layer {path}: shorthand {shorthand.call!r} must be NAME(...) whose sql uses "
+                              f"the same parameters, of {sorted(SHORTHAND_PARAMETERS)}")
+    layer = Layer(entries, units, aliases, tuple(words), ranking, shorthands)
     names = {entry.name for entry in layer.entries}
     for entry in layer.entries:
         if unknown := set(entry.yields_to) - names:
