@@ -61,6 +61,15 @@ def test_a_broken_layer_file_is_a_one_line_error(tmp_path):
     bad.write_text("show_ranking_measure: yes please\n")
     with pytest.raises(ConfigError, match="show_ranking_measure must be true or false"):
         load_layer(bad)
+    bad.write_text("shorthands:\n  - call: 'LAST_DAYS({column}, {n})'\n    sql: 'DATE({column}) >= {days}'\n    note: n\n")
+    with pytest.raises(ConfigError, match=r"shorthand 'LAST_DAYS\(\{column\}, \{n\}\)' must be NAME\(...\) whose sql"):
+        load_layer(bad)  # the sql's parameters differ from the call's
+    bad.write_text("shorthands:\n  - call: 'LAST DAYS({column})'\n    sql: 'DATE({column})'\n    note: n\n")
+    with pytest.raises(ConfigError, match="must be NAME"):
+        load_layer(bad)
+    bad.write_text("shorthands:\n  - call: 'F({table})'\n    sql: 'DATE({table})'\n    note: n\n")
+    with pytest.raises(ConfigError, match=r"of \['column', 'n'\]"):
+        load_layer(bad)
 
 
 def test_column_aliases_are_read_by_table_in_lower_case(tmp_path):
@@ -69,10 +78,14 @@ def test_column_aliases_are_read_by_table_in_lower_case(tmp_path):
     assert load_layer(layer_file).column_aliases == {"blocks": {"block_timestamp": "timestamp"}}
 
 
-def test_word_columns_and_the_ranking_rule_are_read_and_off_by_default(tmp_path):
+def test_word_columns_the_ranking_rule_and_shorthands_are_read_and_off_by_default(tmp_path):
     layer_file = tmp_path / "layer.yaml"
     layer_file.write_text("entries: []\n")
     assert (load_layer(layer_file).word_columns, load_layer(layer_file).show_ranking_measure) == ((), False)
+    assert load_layer(layer_file).shorthands == ()
+    layer_file.write_text("shorthands:\n  - call: 'Day_Ago({column}, {n})'\n    sql: 'DATE({column}) = {n}'\n    note: n\n")
+    (shorthand,) = load_layer(layer_file).shorthands
+    assert (shorthand.name, shorthand.parameters) == ("DAY_AGO", {"column", "n"})
     layer_file.write_text("word_columns: [logs.topics]\nshow_ranking_measure: true\n")
     assert (load_layer(layer_file).word_columns, load_layer(layer_file).show_ranking_measure) == (("logs.topics",), True)
 

@@ -220,6 +220,26 @@ def test_a_sample_naming_a_blocks_column_by_the_other_tables_convention_runs_wit
     assert without.error is not None  # the methods that measure the model alone keep what it wrote
 
 
+def test_a_window_written_as_a_shorthand_runs_as_the_conventions_sql(eth_engine, sql):
+    """The prompt teaches `DAY_AGO(block_timestamp, 1)` for yesterday; the sample's call is expanded before it runs,
+    and the SQL returned is the full GoogleSQL. The methods that measure the model alone see the notes as they are."""
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                                                             "answer": False})
+    model = ScriptedModel({"direct": f"```sql\nSELECT COUNT(*) AS blocks FROM {B} WHERE DAY_AGO(timestamp, 1)\n```"})
+    result = ask("How many blocks were mined yesterday?", eth_engine, model=model, settings=settings)
+    assert result.sql == (f"SELECT COUNT(*) AS blocks FROM {B} WHERE DATE(timestamp) = DATE_SUB(CURRENT_DATE(), "
+                          "INTERVAL 1 DAY)")
+    assert result.rows == sql(result.sql) and result.rows[0][0] > 0
+    assert _draft_repairs(settings, result) == ["DAY_AGO(timestamp, 1) expanded"]
+    prompt = model.requests[0].messages[-1][1]
+    assert "yesterday = DAY_AGO(block_timestamp, 1)" in prompt and "yesterday: DAY_AGO(block_timestamp, 1)" in prompt
+    assert "LAST_DAYS(block_timestamp, N)`" in prompt and "INTERVAL N DAY" not in prompt
+    baseline = ScriptedModel({"direct": f"```sql\n{result.sql}\n```"})
+    ask("How many blocks were mined yesterday?", eth_engine, model=baseline,
+        settings=settings.with_overrides(pipeline={"validation": False, "revision_rounds": 0}))
+    assert "INTERVAL N DAY" in baseline.requests[0].messages[-1][1] and "DAY_AGO" not in baseline.requests[0].messages[-1][1]
+
+
 def _draft_repairs(settings, result) -> list[str]:
     trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
     draft = next(s for s in trace["stages"] if s["stage"] == "draft")

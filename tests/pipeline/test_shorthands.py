@@ -1,0 +1,86 @@
+"""Shorthands are expanded where the model writes them, with parentheses only where a neighbour binds tighter than
+AND, and prompts show the conditions they stand for in the short form."""
+
+import json
+
+import pytest
+
+from askchain.db.dialects import parse_one
+from askchain.domain import get_domain
+from askchain.domains.ethereum.domain import EthereumDomain
+from askchain.pipeline.shorthands import expand_shorthands, write_short
+from askchain.semantic import Shorthand
+
+LAST_DAYS = Shorthand(call="LAST_DAYS({column}, {n})", note="",
+                      sql="DATE({column}) >= DATE_SUB(CURRENT_DATE(), INTERVAL {n} DAY) AND DATE({column}) < CURRENT_DATE()")
+DAY_AGO = Shorthand(call="DAY_AGO({column}, {n})", note="", sql="DATE({column}) = DATE_SUB(CURRENT_DATE(), INTERVAL {n} DAY)")
+SHORTHANDS = (LAST_DAYS, DAY_AGO)
+WEEK = "DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE(block_timestamp) < CURRENT_DATE()"
+YESTERDAY = "DATE(timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
+
+
+@pytest.mark.parametrize("written, expanded, notes", [
+    (f"SELECT COUNT(*) FROM t WHERE LAST_DAYS(block_timestamp, 7) GROUP BY 1",
+     f"SELECT COUNT(*) FROM t WHERE {WEEK} GROUP BY 1", ["LAST_DAYS(block_timestamp, 7) expanded"]),
+    # any case and spacing; a qualified column
+    ("SELECT 1 FROM transactions AS tx WHERE x = 1 AND last_days( tx.block_timestamp ,30 )",
+     "SELECT 1 FROM transactions AS tx WHERE x = 1 AND DATE(tx.block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 30 "
+     "DAY) AND DATE(tx.block_timestamp) < CURRENT_DATE()", ["last_days( tx.block_timestamp ,30 ) expanded"]),
+    # inside a call, beside OR (AND binds tighter), in a CASE: no parentheses needed
+    ("SELECT COUNTIF(DAY_AGO(timestamp, 1)) FROM blocks", f"SELECT COUNTIF({YESTERDAY}) FROM blocks",
+     ["DAY_AGO(timestamp, 1) expanded"]),
+    ("SELECT 1 FROM t WHERE a OR LAST_DAYS(block_timestamp, 7) OR b", f"SELECT 1 FROM t WHERE a OR {WEEK} OR b",
+     ["LAST_DAYS(block_timestamp, 7) expanded"]),
+    ("SELECT CASE WHEN DAY_AGO(timestamp, 1) THEN 1 END FROM blocks",
+     f"SELECT CASE WHEN {YESTERDAY} THEN 1 END FROM blocks", ["DAY_AGO(timestamp, 1) expanded"]),
+    # NOT, or a comparison after it, binds tighter than AND: parenthesized
+    ("SELECT 1 FROM t WHERE NOT LAST_DAYS(block_timestamp, 7)", f"SELECT 1 FROM t WHERE NOT ({WEEK})",
+     ["LAST_DAYS(block_timestamp, 7) expanded"]),
+    ("SELECT 1 FROM t WHERE LAST_DAYS(block_timestamp, 7) = TRUE", f"SELECT 1 FROM t WHERE ({WEEK}) = TRUE",
+     ["LAST_DAYS(block_timestamp, 7) expanded"]),
+    # two calls in one query
+    ("SELECT COUNTIF(DAY_AGO(timestamp, 1)), COUNTIF(DAY_AGO(timestamp, 8)) FROM blocks WHERE LAST_DAYS(timestamp, 8)",
+     f"SELECT COUNTIF({YESTERDAY}), COUNTIF({YESTERDAY.replace('1 DAY', '8 DAY')}) FROM blocks WHERE "
+     f"{WEEK.replace('block_timestamp', 'timestamp').replace('7 DAY', '8 DAY')}",
+     ["DAY_AGO(timestamp, 1) expanded", "DAY_AGO(timestamp, 8) expanded", "LAST_DAYS(timestamp, 8) expanded"]),
+])
+def test_a_shorthand_call_is_expanded_where_it_is_written(written, expanded, notes):
+    assert expand_shorthands(written, "bigquery", SHORTHANDS) == (expanded, notes)
+    assert parse_one(expanded, "bigquery") is not None
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT 'LAST_DAYS(block_timestamp, 7)' AS s FROM t",  # in a string
+    "SELECT 1 FROM t WHERE LAST_DAYS(block_timestamp)",  # other arguments: validation names the function
+    "SELECT 1 FROM t WHERE LAST_DAYS(DATE(block_timestamp), 7)",
+    "SELECT last_days FROM t",  # a column of that name
+    f"SELECT 1 FROM t WHERE {WEEK}",
+    "SELEC LAST_DAYS(",  # unreadable
+])
+def test_what_is_no_shorthand_call_is_left_as_written(sql):
+    assert expand_shorthands(sql, "bigquery", SHORTHANDS) == (sql, [])
+
+
+def test_prompts_show_the_conditions_in_the_short_form():
+    notes = ('"last N days" = `DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL N DAY) AND '
+             'DATE(block_timestamp) < CURRENT_DATE()`')
+    assert write_short(notes, SHORTHANDS) == '"last N days" = `LAST_DAYS(block_timestamp, N)`'
+    assert write_short(f"SELECT 1 FROM t WHERE {WEEK} AND {YESTERDAY}", SHORTHANDS) == (
+        "SELECT 1 FROM t WHERE LAST_DAYS(block_timestamp, 7) AND DAY_AGO(timestamp, 1)")
+    # the same column on both bounds only; another window stays whole
+    mixed = "DATE(a) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE(b) < CURRENT_DATE()"
+    hours = "block_timestamp >= TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL 24 HOUR)"
+    assert write_short(mixed, SHORTHANDS) == mixed and write_short(hours, SHORTHANDS) == hours
+    assert write_short("TO_DATE(x) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)", SHORTHANDS).startswith("TO_DATE(x)")
+
+
+def test_every_gold_query_of_the_bank_comes_back_whole_from_its_short_form():
+    """What the model copies from the examples expands to the bank's own SQL, for every gold query."""
+    shorthands = get_domain("ethereum").semantic_layer().shorthands
+    bank = [json.loads(line) for line in EthereumDomain.eval_file.read_text().splitlines() if line.strip()]
+    shortened = 0
+    for pair in bank:
+        short = write_short(pair["gold_sql"], shorthands)
+        shortened += short != pair["gold_sql"]
+        assert expand_shorthands(short, "bigquery", shorthands)[0] == pair["gold_sql"], pair["id"]
+    assert shortened >= 300  # most of the bank's questions ask about a window
