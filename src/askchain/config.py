@@ -34,7 +34,6 @@ class LLMSettings(Section):
     prompt_states_mb: int
     prompt_states_disk_mb: int
     lookup_draft_tokens: NonNegativeInt
-    lookup_draft_pattern: str | None
     max_retries: int
 
     def role_model(self, role: Literal["factual", "creative"]) -> str:

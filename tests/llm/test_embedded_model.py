@@ -173,19 +173,15 @@ ADDRESS = [{"role": "user", "content": "Write BigQuery SQL returning eth_balance
                                        "0xb9d7934878b5fb9610b3fe8a5e441e8fad7e293f. Only SQL."}]
 
 
-HEX_DIGITS = "x?[0-9a-fA-F]+"
-
-
-@pytest.mark.parametrize("pattern", [None, HEX_DIGITS])
 @pytest.mark.parametrize("temperature, n", [(0.0, 1), (0.0, 3), (0.7, 3)])
-def test_prompt_lookup_drafts_change_no_sample_and_save_steps(settings, monkeypatch, temperature, n, pattern):
+def test_prompt_lookup_drafts_change_no_sample_and_save_steps(settings, monkeypatch, temperature, n):
     """Drafted tokens are kept only where the sampler draws them, so greedy samples are the same, in fewer decoding
     steps when the reply copies from the prompt (the address). Sampled ones are drawn from the same distributions,
     but a batch of several tokens per sequence computes logits in another order (last bits differ), so a seeded
     sample may take another turn: they are checked for the copy only."""
     from llama_cpp import _internals
 
-    model = get_model("qwen2.5-coder-0.5b", settings.with_overrides(llm={"lookup_draft_pattern": pattern}))
+    model = get_model("qwen2.5-coder-0.5b", settings)
     steps = []
     decode = _internals.LlamaContext.decode
     monkeypatch.setattr(_internals.LlamaContext, "decode", lambda self, batch: (steps.append(1), decode(self, batch))[1])
@@ -201,17 +197,6 @@ def test_prompt_lookup_drafts_change_no_sample_and_save_steps(settings, monkeypa
     assert len(drafted) == n and all("0xb9d7934878b5fb9610b3fe8a5e441e8fad7e293f" in text for text in plain + drafted)
     assert drafted == plain or temperature > 0
     assert drafted_steps < plain_steps - 10, (drafted_steps, plain_steps)
-
-
-def test_a_draft_pattern_lets_only_matching_tokens_be_drafted(settings):
-    """`llm.lookup_draft_pattern` reaches the loaded model as the set of tokens it may draft: a hex literal's
-    pieces, not SQL words."""
-    model = get_model("qwen2.5-coder-0.5b", settings.with_overrides(
-        llm={"lookup_draft_tokens": 10, "lookup_draft_pattern": HEX_DIGITS}))
-    pieces = model.llama.tokenize(b"'0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' AND", add_bos=False)
-    texts = [model.llama.detokenize([t]).decode() for t in pieces]
-    assert [t in model.loaded.draftable for t in pieces] == [text not in ("'", " '", " AND") for text in texts]
-    assert get_model("qwen2.5-coder-0.5b", settings).loaded.draftable is None  # any token: no set is built
 
 
 ZERO_ADDRESS = "0x" + "0" * 40

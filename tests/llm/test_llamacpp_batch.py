@@ -40,23 +40,6 @@ def test_prompt_lookup_drafts_what_followed_the_last_tokens(own, limit, expected
     assert drafts.draft(room=100) == expected
 
 
-#: A prompt quoting a literal: 50 and 51 open and close it, 60-69 are its digits.
-LITERAL_PROMPT = [1, 2, 50, 60, 61, 62, 63, 64, 65, 51, 3, 50, 66, 67, 68, 69, 51, 4]
-
-
-@pytest.mark.parametrize("own, expected", [
-    ([50, 60, 61], [62, 63, 64, 65]),     # inside the literal: its digits up to the closing token
-    ([50, 66, 67], [68, 69]),
-    ([7, 1, 2], []),                      # after a token that is no digit: nothing, though 1 2 continues in the prompt
-    ([61, 62, 63, 64, 65, 51], []),
-])
-def test_drafting_only_some_tokens_drafts_them_only_after_one_of_them(own, expected):
-    drafts = LookupDrafts(LITERAL_PROMPT, 8, draftable=frozenset(range(60, 70)))
-    drafts.extend(own)
-    assert drafts.draft(room=100) == expected
-    assert drafts.fork().draftable == drafts.draftable
-
-
 def test_forks_share_the_prompt_index_but_not_their_text():
     base = LookupDrafts(PROMPT, 2)
     a, b = base.fork(), base.fork()

@@ -13,9 +13,7 @@ from pathlib import Path
 
 from askchain.errors import ConfigError
 from askchain.llm.base import ChatModel, ChatRequest, RawSample
-from askchain.llm.llamacpp_batch import (
-    PARALLEL_SEQUENCES, chat_prompt_tokens, context_params_for_batches, matching_tokens, sample_batch,
-)
+from askchain.llm.llamacpp_batch import PARALLEL_SEQUENCES, chat_prompt_tokens, context_params_for_batches, sample_batch
 from askchain.llm.prompt_states import PromptStates, StateFiles, file_sha256, shared_prefix, state_key
 
 
@@ -26,8 +24,6 @@ class _Loaded:
 
     llama: object
     states: PromptStates
-    #: The tokens prompt lookup may draft (None: any).
-    draftable: frozenset[int] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -60,8 +56,7 @@ def _load(model: "LlamaCppModel") -> _Loaded:
         directory = model.prompt_states_dir
         sha256 = model.sha256 or file_sha256(model.path, directory)
         files = StateFiles(directory, model.prompt_states_disk_mb << 20, state_key(sha256, llama.context_params))
-    draftable = matching_tokens(llama, model.lookup_draft_pattern) if model.lookup_draft_pattern else None
-    return _Loaded(llama, PromptStates(model.prompt_states_mb << 20, files), draftable)
+    return _Loaded(llama, PromptStates(model.prompt_states_mb << 20, files))
 
 
 def _allow_parallel_sequences(llama) -> None:
@@ -82,7 +77,7 @@ class LlamaCppModel(ChatModel):
     def __init__(
         self, path: Path, *, name: str, context_tokens: int, threads: int | None, prompt_states_mb: int,
         prompt_states_dir: Path, prompt_states_disk_mb: int, sha256: str | None = None, cache=None,
-        lookup_draft_tokens: int = 0, lookup_draft_pattern: str | None = None,
+        lookup_draft_tokens: int = 0,
     ):
         """`sha256` is the model file's, when known (embedded models); otherwise it is computed once per file, as
         the key of the prompt states saved on disk (`prompt_states_disk_mb` in `prompt_states_dir`, 0 = none)."""
@@ -96,7 +91,6 @@ class LlamaCppModel(ChatModel):
         self.prompt_states_disk_mb = prompt_states_disk_mb
         self.sha256 = sha256
         self.lookup_draft_tokens = lookup_draft_tokens
-        self.lookup_draft_pattern = lookup_draft_pattern
         self._loaded: _Loaded | None = None
         self._load_lock = threading.Lock()
 
@@ -136,7 +130,7 @@ class LlamaCppModel(ChatModel):
             prompts = [chat_prompt_tokens(llama, request.message_dicts) for request in requests]
             if any(r.json_schema for r in requests):
                 return [self._sample_each(llama, states, request, prompt) for request, prompt in zip(requests, prompts)]
-            return self._sample_side_by_side(llama, states, requests, prompts, loaded.draftable)
+            return self._sample_side_by_side(llama, states, requests, prompts)
 
     def _sample_each(self, llama, states: PromptStates, request: ChatRequest, prompt: list[int]) -> list[RawSample]:
         """Samples one after another through llama-cpp-python's chat API, for its schema-constrained decoding."""
@@ -161,8 +155,7 @@ class LlamaCppModel(ChatModel):
         return samples
 
     def _sample_side_by_side(
-        self, llama, states: PromptStates, requests: list[ChatRequest], prompts: list[list[int]],
-        draftable: frozenset[int] | None,
+        self, llama, states: PromptStates, requests: list[ChatRequest], prompts: list[list[int]]
     ) -> list[list[RawSample]]:
         """Every sample of every request decoded in batches of up to PARALLEL_SEQUENCES sequences; shared prompt
         prefixes are evaluated once, and each request's prompt tokens are counted once."""
@@ -182,7 +175,7 @@ class LlamaCppModel(ChatModel):
                     outputs = sample_batch(
                         llama, [prompts[r] for r, _ in chunk], temperature=options.temperature, top_p=options.top_p,
                         max_tokens=options.max_tokens, stop=options.stop, seeds=[requests[r].seed + i for r, i in chunk],
-                        draft_tokens=self.lookup_draft_tokens, draftable=draftable,
+                        draft_tokens=self.lookup_draft_tokens,
                     )
                 for (r, i), (text, tokens) in zip(chunk, outputs):
                     first_sample = i == 0  # a request's prompt is counted with its first sample

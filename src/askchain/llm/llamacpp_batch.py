@@ -9,9 +9,6 @@ reuses the longest shared prefix like any other.
 
 from __future__ import annotations
 
-import itertools
-import re
-
 from dataclasses import dataclass, field
 
 PARALLEL_SEQUENCES = 8  # sequences the context is created for: the most samples one batch decodes
@@ -98,7 +95,6 @@ def sample_batch(
     stop: tuple[str, ...],
     seeds: list[int],
     draft_tokens: int = 0,
-    draftable: frozenset[int] | None = None,
 ) -> list[tuple[str, int]]:
     """One completion per prompt, decoded side by side, as (text, completion tokens) pairs.
 
@@ -109,8 +105,7 @@ def sample_batch(
     With `draft_tokens`, each step also decodes up to that many tokens a sequence would copy from its prompt or its
     own text (prompt lookup: what followed the last occurrence of its latest tokens, `LookupDrafts`). A drafted
     token is kept only while the sampler draws it from the model's own distribution at its place, so the samples
-    are those of plain decoding; SQL copies addresses, names and whole clauses, which then cost one step. With
-    `draftable`, only those tokens are drafted, and only after one of them (`LookupDrafts`).
+    are those of plain decoding; SQL copies addresses, names and whole clauses, which then cost one step.
     """
     import llama_cpp
     from llama_cpp._internals import LlamaBatch
@@ -130,7 +125,7 @@ def sample_batch(
     sequences = [_Sequence(seq_id, _sampler(temperature, top_p, seeds[seq_id])) for seq_id in range(n)]
     lookups = {}
     if draft_tokens:
-        by_prompt = {id(p): LookupDrafts(p, draft_tokens, draftable=draftable) for p in ([prompts[0]] if same else prompts)}
+        by_prompt = {id(p): LookupDrafts(p, draft_tokens) for p in ([prompts[0]] if same else prompts)}
         lookups = {seq_id: by_prompt[id(prompts[0] if same else prompts[seq_id])].fork() for seq_id in range(n)}
     batch = LlamaBatch(n_tokens=max(n * (1 + draft_tokens), llama.n_batch), embd=0, n_seq_max=1, verbose=False)
     try:
@@ -206,22 +201,18 @@ class LookupDrafts:
     tokens, in its own text first, then in its prompt. The prompt's index is built once and shared by the forks.
 
     A drafted token costs a row of the batch whether kept or not, so each sequence drafts at most `limit` tokens:
-    halved when its first drafted token is not drawn, doubled (up to the maximum) when all of them are. With
-    `draftable`, a sequence drafts only right after such a token, and only such tokens: the digits of a hex literal
-    it is copying, which the sampler nearly always keeps, unlike a clause seen in an example."""
+    halved when its first drafted token is not drawn, doubled (up to the maximum) when all of them are."""
 
-    def __init__(self, prompt: list[int], maximum: int, prompt_index: dict[tuple[int, ...], int] | None = None,
-                 draftable: frozenset[int] | None = None):
+    def __init__(self, prompt: list[int], maximum: int, prompt_index: dict[tuple[int, ...], int] | None = None):
         self.prompt = prompt
         self.prompt_index = _ngram_index(prompt) if prompt_index is None else prompt_index
-        self.draftable = draftable
         self.own: list[int] = []
         self.own_index: dict[tuple[int, ...], int] = {}
         self.maximum = self.limit = maximum
 
     def fork(self) -> "LookupDrafts":
         """A sequence of its own over the same prompt (its index is not built again)."""
-        return LookupDrafts(self.prompt, self.maximum, self.prompt_index, self.draftable)
+        return LookupDrafts(self.prompt, self.maximum, self.prompt_index)
 
     def judge(self, accepted: int, drafted: int) -> None:
         if accepted == 0:
@@ -239,25 +230,14 @@ class LookupDrafts:
         """Up to `limit` tokens (and at most `room`, what is left of max_tokens)."""
         limit = min(self.limit, room)
         tail = (self.prompt[-LOOKUP_NGRAM:] + self.own)[-LOOKUP_NGRAM:]
-        if limit <= 0 or len(tail) < LOOKUP_NGRAM or (self.draftable is not None and tail[-1] not in self.draftable):
+        if limit <= 0 or len(tail) < LOOKUP_NGRAM:
             return []
         key = tuple(tail)
         if key in self.own_index:
             at = self.own_index[key]
-            found = self.own[at : at + limit]
-        else:
-            at = self.prompt_index.get(key)
-            found = self.prompt[at : at + limit] if at is not None else []
-        if self.draftable is not None:
-            found = list(itertools.takewhile(self.draftable.__contains__, found))
-        return found
-
-
-def matching_tokens(llama, pattern: str) -> frozenset[int]:
-    """The vocabulary's tokens whose whole text matches `pattern` (e.g. the pieces of hex literals)."""
-    whole = re.compile(pattern)
-    return frozenset(t for t in range(llama.n_vocab())
-                     if (text := llama.detokenize([t]).decode("utf-8", errors="ignore")) and whole.fullmatch(text))
+            return self.own[at : at + limit]
+        at = self.prompt_index.get(key)
+        return self.prompt[at : at + limit] if at is not None else []
 
 
 def _ngram_index(tokens: list[int]) -> dict[tuple[int, ...], int]:

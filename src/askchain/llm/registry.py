@@ -75,11 +75,10 @@ def _build(name: str, settings: Settings, cache) -> ChatModel:
 
 def _llamacpp_options(settings: Settings) -> dict:
     """Where and how much a llama.cpp model keeps of its earlier prompts' KV states (in memory and on disk), and how
-    many tokens a step drafts by prompt lookup, and which."""
+    many tokens a step drafts by prompt lookup."""
     return {
         "prompt_states_mb": settings.llm.prompt_states_mb,
         "prompt_states_dir": settings.paths.cache("prompt_states"),
         "prompt_states_disk_mb": settings.llm.prompt_states_disk_mb,
         "lookup_draft_tokens": settings.llm.lookup_draft_tokens,
-        "lookup_draft_pattern": settings.llm.lookup_draft_pattern,
     }
