@@ -51,7 +51,7 @@ def test_a_shorthand_call_is_expanded_where_it_is_written(written, expanded, not
 
 @pytest.mark.parametrize("sql", [
     "SELECT 'LAST_DAYS(block_timestamp, 7)' AS s FROM t",  # in a string
-    "SELECT 1 FROM t WHERE LAST_DAYS(block_timestamp)",  # other arguments: validation names the function
+    "SELECT 1 FROM t WHERE LAST_DAYS(block_timestamp)",  # other arguments: its execution error goes to revision
     "SELECT 1 FROM t WHERE LAST_DAYS(DATE(block_timestamp), 7)",
     "SELECT last_days FROM t",  # a column of that name
     f"SELECT 1 FROM t WHERE {WEEK}",

@@ -70,6 +70,10 @@ def test_a_broken_layer_file_is_a_one_line_error(tmp_path):
     bad.write_text("shorthands:\n  - call: 'F({table})'\n    sql: 'DATE({table})'\n    note: n\n")
     with pytest.raises(ConfigError, match=r"of \['column', 'n'\]"):
         load_layer(bad)
+    twice = "  - call: 'F({n})'\n    sql: '{n}'\n    note: n\n"
+    bad.write_text("shorthands:\n" + twice + twice.replace("F(", "f("))
+    with pytest.raises(ConfigError, match="two shorthands share a name"):
+        load_layer(bad)
 
 
 def test_column_aliases_are_read_by_table_in_lower_case(tmp_path):

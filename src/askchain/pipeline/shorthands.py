@@ -31,7 +31,8 @@ _OPEN_AFTER = {TokenType.AND, TokenType.OR, TokenType.R_PAREN, TokenType.COMMA, 
 
 def expand_shorthands(sql: str, dialect: str, shorthands: Iterable[Shorthand]) -> tuple[str, list[str]]:
     """`sql` with each shorthand call replaced by what it stands for, and what was expanded ("LAST_DAYS(block_timestamp,
-    7) expanded"); a call inside a string or with other arguments is left as written (validation names it)."""
+    7) expanded"); a call inside a string or with other arguments is left as written (executing it fails, and the
+    error goes to revision)."""
     by_name = {shorthand.name: shorthand for shorthand in shorthands}
     if not by_name or not any(name in sql.upper() for name in by_name):
         return sql, []

@@ -216,6 +216,8 @@ def load_layer(path: Path) -> Layer:
                 used - SHORTHAND_PARAMETERS.keys():
             raise ConfigError(f"semantic layer {path}: shorthand {shorthand.call!r} must be NAME(...) whose sql uses "
                               f"the same parameters, of {sorted(SHORTHAND_PARAMETERS)}")
+    if len({shorthand.name for shorthand in shorthands}) < len(shorthands):
+        raise ConfigError(f"semantic layer {path}: two shorthands share a name")
     layer = Layer(entries, units, aliases, tuple(words), ranking, shorthands)
     names = {entry.name for entry in layer.entries}
     for entry in layer.entries:

@@ -152,6 +152,11 @@ def test_domain_checks_name_the_fix(question, sql, fix):
      "(DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY), DATE_SUB(CURRENT_DATE(), INTERVAL 8 DAY)) GROUP BY day"),
     ("What share of top-level calls failed yesterday?",
      f"SELECT SAFE_DIVIDE(COUNTIF(status = 0), COUNT(*)) FROM {TR} WHERE trace_address IS NULL AND {YESTERDAY}"),
+    # a share as the mean of a condition, or by IEEE_DIVIDE: a division all the same
+    ("What share of transactions failed in the last 7 days?",
+     f"SELECT AVG(IF(receipt_status = 0, 1, 0)) FROM {T} WHERE {LAST_7}"),
+    ("What share of transactions failed in the last 7 days?",
+     f"SELECT IEEE_DIVIDE(COUNTIF(receipt_status = 0), COUNT(*)) FROM {T} WHERE {LAST_7}"),
     # internal and top-level side by side, by IF on the same column
     ("How much ETH moved through top-level calls and how much through internal calls yesterday?",
      f"SELECT SUM(IF(trace_address IS NULL, value, 0)) / 1e18, SUM(IF(trace_address IS NOT NULL, value, 0)) / 1e18 "
