@@ -38,41 +38,31 @@ def test_patterns_fill_the_numbers_they_capture():
     assert reading.reading == "last 30 days = 30 full days"
 
 
-def test_a_broken_layer_file_is_a_one_line_error(tmp_path):
+#: One shorthand entry; a layer listing it as F and as f has two of one name.
+TWICE = "  - call: 'F({n})'\n    sql: '{n}'\n    note: n\n"
+
+
+@pytest.mark.parametrize("text, error", [
+    ("entries:\n  - name: x\n    kind: metric\n    definition: d\n    colour: red\n", "semantic layer .* is invalid"),
+    ("entries:\n  - name: x\n    kind: metric\n    definition: d\n    patterns: ['(unclosed']\n", "bad pattern"),
+    ("entries:\n  - name: x\n    kind: metric\n    definition: d\n    yields_to: [y]\n",
+     r"entry x yields to unknown entries \['y'\]"),
+    ("units:\n  - name: wei\n    columns: [t.v]\n    shown_as: v / 1e18\n    asked_for: '(wei'\n",
+     "unit wei has a bad pattern"),
+    ("column_aliases:\n  blocks: [block_timestamp]\n", "semantic layer .* is invalid"),  # a list, not alias: column
+    ("word_columns: logs.topics\n", "word_columns must be a list of table.column"),  # one name, not a list
+    ("show_ranking_measure: yes please\n", "show_ranking_measure must be true or false"),
+    # the sql's parameters differ from the call's
+    ("shorthands:\n  - call: 'LAST_DAYS({column}, {n})'\n    sql: 'DATE({column}) >= {days}'\n    note: n\n",
+     r"shorthand 'LAST_DAYS\(\{column\}, \{n\}\)' must be NAME\(...\) whose sql"),
+    ("shorthands:\n  - call: 'LAST DAYS({column})'\n    sql: 'DATE({column})'\n    note: n\n", "must be NAME"),
+    ("shorthands:\n  - call: 'F({table})'\n    sql: 'DATE({table})'\n    note: n\n", r"of \['column', 'n'\]"),
+    ("shorthands:\n" + TWICE + TWICE.replace("F(", "f("), "two shorthands share a name"),
+])
+def test_a_broken_layer_file_is_a_one_line_error(tmp_path, text, error):
     bad = tmp_path / "layer.yaml"
-    bad.write_text("entries:\n  - name: x\n    kind: metric\n    definition: d\n    colour: red\n")
-    with pytest.raises(ConfigError, match="semantic layer .* is invalid"):
-        load_layer(bad)
-    bad.write_text("entries:\n  - name: x\n    kind: metric\n    definition: d\n    patterns: ['(unclosed']\n")
-    with pytest.raises(ConfigError, match="bad pattern"):
-        load_layer(bad)
-    bad.write_text("entries:\n  - name: x\n    kind: metric\n    definition: d\n    yields_to: [y]\n")
-    with pytest.raises(ConfigError, match=r"entry x yields to unknown entries \['y'\]"):
-        load_layer(bad)
-    bad.write_text("units:\n  - name: wei\n    columns: [t.v]\n    shown_as: v / 1e18\n    asked_for: '(wei'\n")
-    with pytest.raises(ConfigError, match="unit wei has a bad pattern"):
-        load_layer(bad)
-    bad.write_text("column_aliases:\n  blocks: [block_timestamp]\n")  # a list, not alias: column
-    with pytest.raises(ConfigError, match="semantic layer .* is invalid"):
-        load_layer(bad)
-    bad.write_text("word_columns: logs.topics\n")  # one name, not a list
-    with pytest.raises(ConfigError, match="word_columns must be a list of table.column"):
-        load_layer(bad)
-    bad.write_text("show_ranking_measure: yes please\n")
-    with pytest.raises(ConfigError, match="show_ranking_measure must be true or false"):
-        load_layer(bad)
-    bad.write_text("shorthands:\n  - call: 'LAST_DAYS({column}, {n})'\n    sql: 'DATE({column}) >= {days}'\n    note: n\n")
-    with pytest.raises(ConfigError, match=r"shorthand 'LAST_DAYS\(\{column\}, \{n\}\)' must be NAME\(...\) whose sql"):
-        load_layer(bad)  # the sql's parameters differ from the call's
-    bad.write_text("shorthands:\n  - call: 'LAST DAYS({column})'\n    sql: 'DATE({column})'\n    note: n\n")
-    with pytest.raises(ConfigError, match="must be NAME"):
-        load_layer(bad)
-    bad.write_text("shorthands:\n  - call: 'F({table})'\n    sql: 'DATE({table})'\n    note: n\n")
-    with pytest.raises(ConfigError, match=r"of \['column', 'n'\]"):
-        load_layer(bad)
-    twice = "  - call: 'F({n})'\n    sql: '{n}'\n    note: n\n"
-    bad.write_text("shorthands:\n" + twice + twice.replace("F(", "f("))
-    with pytest.raises(ConfigError, match="two shorthands share a name"):
+    bad.write_text(text)
+    with pytest.raises(ConfigError, match=error):
         load_layer(bad)
 
 
