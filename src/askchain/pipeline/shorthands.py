@@ -18,7 +18,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType
 
 from askchain.generation.sql_text import Edit, apply_edits
-from askchain.semantic.layer import SHORTHAND_PARAMETERS, Shorthand
+from askchain.semantic.layer import PLACEHOLDER, SHORTHAND_PARAMETERS, Shorthand
 
 #: Tokens an expansion may follow or precede without parentheses: only AND and OR bind more loosely than what a
 #: shorthand stands for, so `NOT LAST_DAYS(...)` or `LAST_DAYS(...) = TRUE` get them.
@@ -67,7 +67,7 @@ def _is(token: Token | None, kinds: set[TokenType]) -> bool:
 
 
 def _fill(template: str, values: dict[str, str]) -> str:
-    return re.sub(r"{(\w+)}", lambda p: values[p.group(1)], template)
+    return PLACEHOLDER.sub(lambda p: values[p.group(1)], template)
 
 
 @cache
@@ -84,7 +84,8 @@ def _template_pattern(template: str, parameters: dict[str, str]) -> re.Pattern:
     """A case-insensitive pattern of a template: its text with any spacing around punctuation, each parameter as its
     pattern the first time and as the same text after."""
     pattern, seen = "", set()
-    for literal, name in re.findall(r"([^{]*)(?:{(\w+)})?", template):
+    pieces = PLACEHOLDER.split(template)  # literal text, parameter name, literal text, ...
+    for literal, name in zip(pieces[::2], [*pieces[1::2], None]):
         for char in literal:
             pattern += r"\s+" if char == " " else (rf"\s*{re.escape(char)}\s*" if char in "(),<>=" else re.escape(char))
         if name:

@@ -109,11 +109,13 @@ class Shorthand(BaseModel):
 
     @property
     def parameters(self) -> set[str]:
-        return set(re.findall(r"{(\w+)}", self.call))
+        return set(PLACEHOLDER.findall(self.call))
 
 
 #: A shorthand's parameters and what each stands for in written SQL.
 SHORTHAND_PARAMETERS = {"column": r"`?[A-Za-z_][\w.]*`?", "n": r"\d+"}
+#: A parameter's place in a shorthand's call or SQL: `{column}`.
+PLACEHOLDER = re.compile(r"{(\w+)}")
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,7 @@ def load_layer(path: Path) -> Layer:
         except re.error as exc:
             raise ConfigError(f"semantic layer {path}: {owner} has a bad pattern {pattern!r}: {exc}") from exc
     for shorthand in shorthands:
-        used = set(re.findall(r"{(\w+)}", shorthand.sql))
+        used = set(PLACEHOLDER.findall(shorthand.sql))
         if not re.fullmatch(r"[A-Za-z_]\w*\(.*\)", shorthand.call.strip()) or used != shorthand.parameters or \
                 used - SHORTHAND_PARAMETERS.keys():
             raise ConfigError(f"semantic layer {path}: shorthand {shorthand.call!r} must be NAME(...) whose sql uses "
