@@ -49,9 +49,40 @@ def test_a_shorthand_call_is_expanded_where_it_is_written(written, expanded, not
     assert parse_one(expanded, "bigquery") is not None
 
 
+@pytest.mark.parametrize("written, expanded, note", [
+    ("SELECT COUNT(*) FROM blocks WHERE timestamp >= DAY_AGO(timestamp, 1)",
+     f"SELECT COUNT(*) FROM blocks WHERE {YESTERDAY}",
+     "timestamp >= DAY_AGO(timestamp, 1) read as the condition on timestamp"),
+    # the compared column wins over the call's argument, which may not be a column at all
+    ("SELECT 1 FROM t WHERE x = 1 AND t.block_timestamp > LAST_DAYS(CURRENT_DATE(), 7) GROUP BY 1",
+     f"SELECT 1 FROM t WHERE x = 1 AND {WEEK.replace('block_timestamp', 't.block_timestamp')} GROUP BY 1",
+     "t.block_timestamp > LAST_DAYS(CURRENT_DATE(), 7) read as the condition on t.block_timestamp"),
+    ("SELECT 1 FROM blocks WHERE DATE(timestamp) = DAY_AGO(block_timestamp, 1)",
+     f"SELECT 1 FROM blocks WHERE {YESTERDAY}",
+     "DATE(timestamp) = DAY_AGO(block_timestamp, 1) read as the condition on timestamp"),
+    # NOT before the comparison binds tighter than AND
+    ("SELECT 1 FROM t WHERE NOT block_timestamp >= LAST_DAYS(block_timestamp, 7)",
+     f"SELECT 1 FROM t WHERE NOT ({WEEK})",
+     "block_timestamp >= LAST_DAYS(block_timestamp, 7) read as the condition on block_timestamp"),
+])
+def test_a_call_compared_with_a_column_is_the_condition_on_that_column(written, expanded, note):
+    """The model took the call for a date; as written it compares a timestamp with a boolean and cannot run."""
+    assert expand_shorthands(written, "bigquery", SHORTHANDS) == (expanded, [note])
+    assert parse_one(expanded, "bigquery") is not None
+
+
+def test_a_call_compared_with_something_else_is_expanded_as_written():
+    sql = "SELECT 1 FROM t WHERE DATE_TRUNC(DATE(block_timestamp), WEEK) = LAST_DAYS(block_timestamp, 7)"
+    assert expand_shorthands(sql, "bigquery", SHORTHANDS) == (
+        f"SELECT 1 FROM t WHERE DATE_TRUNC(DATE(block_timestamp), WEEK) = ({WEEK})",
+        ["LAST_DAYS(block_timestamp, 7) expanded"])
+
+
 @pytest.mark.parametrize("sql", [
     "SELECT 'LAST_DAYS(block_timestamp, 7)' AS s FROM t",  # in a string
     "SELECT 1 FROM t WHERE LAST_DAYS(block_timestamp)",  # other arguments: its execution error goes to revision
+    "SELECT 1 FROM t WHERE block_timestamp >= LAST_DAYS(block_timestamp)",
+    "SELECT 1 FROM t WHERE LAST_DAYS(block_timestamp, 7",  # not closed
     "SELECT 1 FROM t WHERE LAST_DAYS(DATE(block_timestamp), 7)",
     "SELECT last_days FROM t",  # a column of that name
     f"SELECT 1 FROM t WHERE {WEEK}",

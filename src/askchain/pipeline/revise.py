@@ -88,12 +88,15 @@ def execute_candidates(
 
 
 def revise_all(failed: list[Execution], ctx: GenerationContext, model: ChatModel, seed: int, round_no: int,
-               repair: Callable[[Candidate], Candidate] = lambda candidate: candidate) -> list[Candidate]:
+               repair: Callable[[Candidate], Candidate] = lambda candidate: candidate,
+               shorten: Callable[[str], str] = lambda text: text) -> list[Candidate]:
     """Each failed query revised as a minimal edit with its problem (and repaired by the domain's rules, as the
-    draft's); the prompts share the context's prefix, so a provider that decodes prompts side by side revises them
-    all for little more than one."""
+    draft's). The query and its problem are shown as the prompts teach the model to write (`shorten`: the domain's
+    shorthands), so it copies the short form. The prompts share the context's prefix, so a provider that decodes
+    prompts side by side revises them all for little more than one."""
     replies = model.complete_many(
-        [ctx.messages("askchain.pipeline", "revise", sql=ex.candidate.sql, problem=ex.problem()) for ex in failed],
+        [ctx.messages("askchain.pipeline", "revise", sql=shorten(ex.candidate.sql), problem=shorten(ex.problem()))
+         for ex in failed],
         temperature=0.0 if round_no == 1 else 0.5, max_tokens=320, stop=END_OF_SQL_BLOCK, seed=seed + round_no,
     )
     return [
@@ -121,6 +124,7 @@ def revision_loop(
     on_round: Callable[[int, list[Execution]], None] | None = None,
     known: list[Execution] = (),
     repair: Callable[[Candidate], Candidate] = lambda candidate: candidate,
+    shorten: Callable[[str], str] = lambda text: text,
 ) -> list[Execution]:
     """Every execution made, in order; revision stops when nothing failed, the rounds or the budget run out.
 
@@ -162,6 +166,6 @@ def revision_loop(
             break
         failed = failed[: max_revisions - revisions]
         revisions += len(failed)
-        pending = revise_all(failed, ctx, model, seed, round_no + 1, repair)
+        pending = revise_all(failed, ctx, model, seed, round_no + 1, repair, shorten)
         revised_from = {id(cand): ex for cand, ex in zip(pending, failed)}
     return list(executed.values())

@@ -27,12 +27,18 @@ _OPEN_BEFORE = {TokenType.WHERE, TokenType.AND, TokenType.OR, TokenType.ON, Toke
 _OPEN_AFTER = {TokenType.AND, TokenType.OR, TokenType.R_PAREN, TokenType.COMMA, TokenType.THEN, TokenType.ALIAS,
                TokenType.GROUP_BY, TokenType.ORDER_BY, TokenType.LIMIT, TokenType.HAVING, TokenType.QUALIFY,
                TokenType.WINDOW, TokenType.UNION, TokenType.EXCEPT, TokenType.INTERSECT, TokenType.SEMICOLON}
+#: A column (or its DATE) compared with what follows, at the end of the text before a call: the model took the call
+#: for a date (`block_timestamp >= LAST_DAYS(block_timestamp, 7)`).
+_COLUMN = SHORTHAND_PARAMETERS["column"]
+_COMPARED_COLUMN = re.compile(rf"(?<![\w.`])(?:DATE\s*\(\s*(?P<in_date>{_COLUMN})\s*\)|(?P<column>{_COLUMN}))"
+                              r"\s*(?:=|!=|<>|>=|<=|<|>)\s*$", re.IGNORECASE)
 
 
 def expand_shorthands(sql: str, dialect: str, shorthands: Iterable[Shorthand]) -> tuple[str, list[str]]:
     """`sql` with each shorthand call replaced by what it stands for, and what was expanded ("LAST_DAYS(block_timestamp,
-    7) expanded"); a call inside a string or with other arguments is left as written (executing it fails, and the
-    error goes to revision)."""
+    7) expanded"). A call compared with a column (`block_timestamp >= LAST_DAYS(block_timestamp, 7)`, the call taken
+    for a date) is read as the condition on that column, which is the only reading that runs. A call inside a string
+    or with other arguments is left as written (executing it fails, and the error goes to revision)."""
     by_name = {shorthand.name: shorthand for shorthand in shorthands}
     if not by_name or not any(name in sql.upper() for name in by_name):
         return sql, []
@@ -43,14 +49,26 @@ def expand_shorthands(sql: str, dialect: str, shorthands: Iterable[Shorthand]) -
     edits: list[Edit] = []
     for i, token in enumerate(tokens):
         shorthand = by_name.get(token.text.upper()) if token.token_type == TokenType.VAR else None
-        call = _call_pattern(shorthand).match(sql, token.start) if shorthand else None
+        call = _arguments(sql, tokens, i) if shorthand else None
         if call is None:
             continue
-        text = _fill(shorthand.sql, call.groupdict())
-        after = next((t for t in tokens[i + 1:] if t.start >= call.end()), None)
-        if not (_is(tokens[i - 1] if i else None, _OPEN_BEFORE) and _is(after, _OPEN_AFTER)):
+        written, end = call
+        parameters = PLACEHOLDER.findall(shorthand.call)
+        values = dict(zip(parameters, written))
+        compared = _COMPARED_COLUMN.search(sql, 0, token.start)
+        start, note = token.start, f"{' '.join(sql[token.start:end + 1].split())} expanded"
+        if compared and "column" in values:
+            start, values["column"] = compared.start(), compared.group("column") or compared.group("in_date")
+            note = f"{' '.join(sql[start:end + 1].split())} read as the condition on {values['column']}"
+        if len(written) != len(parameters) or not all(re.fullmatch(SHORTHAND_PARAMETERS[name], value)
+                                                   for name, value in values.items()):
+            continue
+        text = _fill(shorthand.sql, values)
+        after = next((t for t in tokens[i + 1:] if t.start > end), None)
+        before = next((t for t in reversed(tokens[:i]) if t.end < start), None)
+        if not (_is(before, _OPEN_BEFORE) and _is(after, _OPEN_AFTER)):
             text = f"({text})"
-        edits.append((token.start, call.end() - 1, text, f"{' '.join(call.group(0).split())} expanded"))
+        edits.append((start, end, text, note))
     return apply_edits(sql, edits)
 
 
@@ -66,13 +84,24 @@ def _is(token: Token | None, kinds: set[TokenType]) -> bool:
     return token is None or token.token_type in kinds
 
 
+def _arguments(sql: str, tokens: list[Token], i: int) -> tuple[list[str], int] | None:
+    """The arguments written in the call named by `tokens[i]` (split at its top-level commas) and the position of its
+    closing parenthesis; None when no parenthesis follows the name or none closes it."""
+    if i + 1 >= len(tokens) or tokens[i + 1].token_type != TokenType.L_PAREN:
+        return None
+    depth, start, written = 0, tokens[i + 1].end + 1, []
+    for token in tokens[i + 1:]:
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        if depth == 1 and token.token_type == TokenType.COMMA or depth == 0:
+            written.append(sql[start:token.start].strip())
+            start = token.end + 1
+        if depth == 0:
+            return written, token.start
+    return None
+
+
 def _fill(template: str, values: dict[str, str]) -> str:
     return PLACEHOLDER.sub(lambda p: values[p.group(1)], template)
-
-
-@cache
-def _call_pattern(shorthand: Shorthand) -> re.Pattern:
-    return _template_pattern(shorthand.call, SHORTHAND_PARAMETERS)
 
 
 @cache

@@ -347,6 +347,7 @@ def revise(state: State, run: Run) -> StageOutput:
         validate=validator(run, state), execute=run.execute, rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions,
         empty_answer_share=cfg.empty_answer_share, revise_beside_rows=cfg.revise_beside_rows,
         seed=run.settings.llm.seed, on_round=on_round, known=state.get("drafts", []), repair=repairer(run),
+        shorten=lambda text: write_short(text, shorthands(run)),
     )
     return {"executions": executions}, {"unique_candidates": len(unique), "rounds": rounds}
 

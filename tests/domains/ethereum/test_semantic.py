@@ -182,6 +182,9 @@ def test_the_pipeline_sends_a_query_breaking_a_domain_check_to_revision(eth_engi
     assert result.sql == right
     revise = next(r for r in model.requests if r.template == "revise")
     assert "divide wei by 1e9" in revise.messages[-1][1]
+    # the failed query is shown as the model is taught to write it
+    assert f"FROM {T} WHERE DAY_AGO(block_timestamp, 1)" in revise.messages[-1][1]
+    assert "INTERVAL 1 DAY" not in revise.messages[-1][1]
 
 
 def test_the_pipeline_sends_an_amount_shown_in_wei_to_revision(eth_engine):
