@@ -168,6 +168,53 @@ def test_an_array_column_used_as_one_value_is_sent_back(sql, expected):
     assert findings.errors == ([expected] if expected else []), findings
 
 
+FAILED = "receipt_status = 0"
+
+
+@pytest.mark.parametrize("sql,share", [
+    # what the 1.5B model wrote for "what percentage of yesterday's events were Transfer events?"
+    ("SELECT CAST(COUNTIF(topics[SAFE_OFFSET(0)] = '0xdd') AS NUMERIC) * 100 / COUNT(*) AS pct FROM logs "
+     "WHERE DATE(block_timestamp) = CURRENT_DATE() AND topics[SAFE_OFFSET(0)] = '0xdd'",
+     "CAST(COUNTIF(topics[SAFE_OFFSET(0)] = '0xdd') AS NUMERIC) * 100 / COUNT(*)"),
+    (f"SELECT SAFE_DIVIDE(COUNTIF({FAILED}), COUNT(*)) FROM transactions WHERE ({FAILED})",
+     f"SAFE_DIVIDE(COUNTIF({FAILED}), COUNT(*))"),
+    (f"SELECT IEEE_DIVIDE(COUNTIF({FAILED}), COUNT(*)) FROM transactions WHERE {FAILED}",
+     f"IEEE_DIVIDE(COUNTIF({FAILED}), COUNT(*))"),
+    (f"SELECT SUM(IF({FAILED}, value, 0)) / SUM(value) FROM transactions WHERE {FAILED}",
+     f"SUM(IF({FAILED}, value, 0)) / SUM(value)"),
+    (f"SELECT SUM(CASE WHEN {FAILED} THEN 1 ELSE 0 END) * 1.0 / COUNT(*) FROM transactions WHERE {FAILED} "
+     "GROUP BY transaction_type", f"SUM(CASE WHEN {FAILED} THEN 1 ELSE 0 END) * 1.0 / COUNT(*)"),
+    # the condition qualified on one side only; a share as an average
+    (f"SELECT AVG(IF(t.{FAILED}, 1, 0)) FROM transactions AS t WHERE {FAILED}", f"AVG(IF(t.{FAILED}, 1, 0))"),
+    # the share of all rows, a count that is only redundant, and amounts that are no share are fine
+    ("SELECT COUNTIF(topics[SAFE_OFFSET(0)] = '0xdd') / COUNT(*) FROM logs WHERE DATE(block_timestamp) = CURRENT_DATE()",
+     None),
+    (f"SELECT COUNTIF(transaction_type = 2) / COUNT(*) FROM transactions WHERE {FAILED}", None),
+    (f"SELECT COUNTIF({FAILED}) FROM transactions WHERE {FAILED}", None),
+    (f"SELECT SUM(IF({FAILED}, value, 0)) / COUNT(*) FROM transactions WHERE {FAILED}", None),
+    (f"SELECT AVG(CASE WHEN {FAILED} THEN value END) FROM transactions WHERE {FAILED}", None),
+    (f"SELECT (SELECT COUNTIF({FAILED}) FROM transactions) / COUNT(*) FROM transactions WHERE {FAILED}", None),
+])
+def test_a_share_of_the_rows_the_filter_keeps_is_sent_back(sql, share):
+    """A share whose condition is also in WHERE is always 100 %: it runs and looks like an answer."""
+    schema = Schema([
+        Table("logs", [Column("topics", "ARRAY<STRING>"), Column("block_timestamp", "TIMESTAMP")]),
+        Table("transactions", [Column("value", "NUMERIC"), Column("receipt_status", "INT64"),
+                               Column("transaction_type", "INT64")]),
+    ], "bigquery")
+    findings = validate_sql(sql, schema)
+    assert not internal_failures(findings), findings
+    assert [e.split(" is always")[0] for e in findings.errors] == ([share] if share else []), findings
+    if share:
+        assert "is always 100 % of the rows" in findings.errors[0] and "out of WHERE" in findings.errors[0]
+
+
+def test_a_share_of_the_filtered_rows_is_found_in_sqlite(schema):
+    findings = validate_sql("SELECT SUM(CASE WHEN Country = 'France' THEN 1 ELSE 0 END) * 1.0 / COUNT(*) FROM singer "
+                            "WHERE Country = 'France'", schema)
+    assert "take Country = 'France' out of WHERE" in findings.summary()
+
+
 WEI = {"transactions.value": "wei: show ETH as {column} / 1e18", "blocks.base_fee_per_gas": "wei: show gwei as {column} / 1e9"}
 WEI_FINDING = "transactions.value is in wei: show ETH as value / 1e18"
 

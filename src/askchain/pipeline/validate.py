@@ -93,6 +93,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
         _guarded(findings, _check_functions, written, known_functions, findings)
     _guarded(findings, _check_aggregates, written, schema.dialect, findings)
     _guarded(findings, _check_repeated_expressions, written, schema.dialect, findings)
+    _guarded(findings, _check_shares_of_the_filter, written, schema.dialect, findings)
     _guarded(findings, _check_text_against_numbers, tree, schema, findings)
     _guarded(findings, _check_arrays_as_values, tree, schema, findings)
     if shown_units:
@@ -252,6 +253,92 @@ def _check_repeated_expressions(tree: exp.Expression, dialect: str, findings: Fi
                 findings.errors.append(f"columns {first} and {projection.alias} both compute {expression}: "
                                        "make each compute what its name says")
                 break
+
+
+def _check_shares_of_the_filter(tree: exp.Expression, dialect: str, findings: Findings) -> None:
+    """A share whose condition the WHERE already keeps (`COUNTIF(c) / COUNT(*) ... WHERE c`, `AVG(IF(c, 1, 0))`) is
+    always 1 (or 100 as a percentage): it runs and looks like an answer, and can win a vote."""
+    for select in tree.find_all(exp.Select):
+        where = select.args.get("where")
+        if where is None:
+            continue
+        kept = {_bare_sql(c, dialect) for c in _conjuncts(where.this)}
+        for share in select.find_all(exp.Div, exp.SafeDivide, exp.Anonymous, exp.Avg):
+            if share.find_ancestor(exp.Select) is not select:
+                continue
+            if isinstance(share, exp.Anonymous):
+                if share.name.upper() != "IEEE_DIVIDE" or len(share.expressions) != 2:
+                    continue
+                part, whole = share.expressions
+            else:
+                part, whole = (share.this, None) if isinstance(share, exp.Avg) else (share.this, share.expression)
+            counted, condition = _of_all_rows(part, kept, dialect)
+            constant = isinstance(counted, exp.Literal) if whole is None else (
+                counted is not None and _bare_sql(counted, dialect) == _bare_sql(_as_count(whole), dialect))
+            if constant:
+                written = condition.sql(dialect=dialect)
+                findings.errors.append(f"{share.sql(dialect=dialect)} is always 100 % of the rows: WHERE keeps only "
+                                       f"rows with {written}; take {written} out of WHERE so the share is of all rows")
+                return
+
+
+def _of_all_rows(part: exp.Expression, kept: set[str],
+                 dialect: str) -> tuple[exp.Expression | None, exp.Expression | None]:
+    """`part` (a share's numerator, or what AVG takes) with its condition dropped where WHERE keeps the same one
+    (`COUNTIF(c)` -> `COUNT(*)`, `IF(c, x, 0)` -> `x`), scaling and casts taken off, and the condition dropped;
+    (None, None) when it counts by no kept condition."""
+    dropped: list[exp.Expression] = []
+
+    def drop(node: exp.Expression) -> exp.Expression:
+        condition, kept_value = None, None
+        if isinstance(node, exp.CountIf):
+            condition, kept_value = node.this, exp.Count(this=exp.Star())
+        elif isinstance(node, exp.If) and _is_zero(node.args.get("false")):
+            condition, kept_value = node.this, node.args.get("true")
+        elif isinstance(node, exp.Case) and len(node.args.get("ifs") or []) == 1 and _is_zero(node.args.get("default")):
+            condition, kept_value = node.args["ifs"][0].this, node.args["ifs"][0].args.get("true")
+        if condition is not None and kept_value is not None and _bare_sql(condition, dialect) in kept:
+            dropped.append(condition)
+            return kept_value.copy()
+        return node
+
+    counted = _as_count(part.copy().transform(drop))
+    return (counted, dropped[0]) if dropped else (None, None)
+
+
+def _as_count(expression: exp.Expression) -> exp.Expression:
+    """An amount as the rows it counts: scaling by a number, casts and parentheses taken off, `SUM(1)` as
+    `COUNT(*)`."""
+    expression = expression.unnest()
+    while True:
+        if isinstance(expression, exp.Mul) and isinstance(expression.this.unnest(), exp.Literal):
+            expression = expression.expression.unnest()
+        elif isinstance(expression, exp.Mul) and isinstance(expression.expression.unnest(), exp.Literal):
+            expression = expression.this.unnest()
+        elif isinstance(expression, (exp.Cast, exp.TryCast)):
+            expression = expression.this.unnest()
+        else:
+            break
+    if isinstance(expression, exp.Sum) and isinstance(expression.this.unnest(), exp.Literal) and \
+            expression.this.unnest().name == "1":
+        return exp.Count(this=exp.Star())
+    return expression
+
+
+def _is_zero(expression: exp.Expression | None) -> bool:
+    return expression is None or isinstance(expression, exp.Null) or \
+        isinstance(expression, exp.Literal) and expression.name in {"0", "0.0"}
+
+
+def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+    condition = condition.unnest()
+    return [c.unnest() for c in condition.flatten()] if isinstance(condition, exp.And) else [condition]
+
+
+def _bare_sql(expression: exp.Expression, dialect: str) -> str:
+    """An expression's SQL with its columns named without their tables, so `l.topics` and `topics` compare equal."""
+    bare = expression.copy().transform(lambda n: exp.column(n.name) if isinstance(n, exp.Column) else n)
+    return bare.unnest().sql(dialect=dialect).lower()
 
 
 COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In)
