@@ -103,6 +103,10 @@ def test_prompts_show_the_conditions_in_the_short_form():
     hours = "block_timestamp >= TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL 24 HOUR)"
     assert write_short(mixed, SHORTHANDS) == mixed and write_short(hours, SHORTHANDS) == hours
     assert write_short("TO_DATE(x) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)", SHORTHANDS).startswith("TO_DATE(x)")
+    # beside NOT or a comparison the full text is not one condition: its call would expand to another query
+    for beside in (f"SELECT 1 FROM t WHERE NOT {WEEK}", f"SELECT {YESTERDAY} = TRUE FROM blocks",
+                   f"SELECT x = {YESTERDAY} FROM blocks"):
+        assert write_short(beside, SHORTHANDS) == beside
 
 
 def test_every_gold_query_of_the_bank_comes_back_whole_from_its_short_form():

@@ -29,6 +29,9 @@ _OPEN_AFTER = {TokenType.AND, TokenType.OR, TokenType.R_PAREN, TokenType.COMMA, 
                TokenType.WINDOW, TokenType.UNION, TokenType.EXCEPT, TokenType.INTERSECT, TokenType.SEMICOLON}
 #: A column (or its DATE) compared with what follows, at the end of the text before a call: the model took the call
 #: for a date (`block_timestamp >= LAST_DAYS(block_timestamp, 7)`).
+#: What binds tighter than AND beside a condition written in full: NOT before it, a comparison on either side.
+_TIGHTER_BEFORE = re.compile(r"(?:\bNOT|=|<|>|\bIS)\s*$", re.IGNORECASE)
+_TIGHTER_AFTER = re.compile(r"\s*(?:=|<|>|!=|\bIS\b)", re.IGNORECASE)
 _COLUMN = SHORTHAND_PARAMETERS["column"]
 _COMPARED_COLUMN = re.compile(rf"(?<![\w.`])(?:DATE\s*\(\s*(?P<in_date>{_COLUMN})\s*\)|(?P<column>{_COLUMN}))"
                               r"\s*(?:=|!=|<>|>=|<=|<|>)\s*$", re.IGNORECASE)
@@ -74,9 +77,16 @@ def expand_shorthands(sql: str, dialect: str, shorthands: Iterable[Shorthand]) -
 
 def write_short(text: str, shorthands: Iterable[Shorthand]) -> str:
     """`text` (SQL, or notes quoting SQL) with each condition a shorthand stands for written as the call. A number
-    may be a capital letter standing for one, as notes write it ("INTERVAL N DAY")."""
+    may be a capital letter standing for one, as notes write it ("INTERVAL N DAY"). A condition beside NOT or a
+    comparison stays whole: there it does not read as one condition (`NOT a AND b` is `(NOT a) AND b`), and its call
+    would expand to another query."""
+    def short(found: re.Match) -> str:
+        if _TIGHTER_BEFORE.search(found.string, 0, found.start()) or _TIGHTER_AFTER.match(found.string, found.end()):
+            return found.group(0)
+        return _fill(shorthand.call, found.groupdict())
+
     for shorthand in shorthands:
-        text = _written_pattern(shorthand).sub(lambda found: _fill(shorthand.call, found.groupdict()), text)
+        text = _written_pattern(shorthand).sub(short, text)
     return text
 
 
