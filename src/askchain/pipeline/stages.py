@@ -221,9 +221,14 @@ def sample(name: str, state: State, run: Run, count: int | None = None, skip: in
     settings = cfg.generators[name]
     if count is not None:
         settings = settings.model_copy(update={"n": count})
-    made = GENERATORS[name](state["context"], run.models.creative, settings,
-                            run.settings.llm.seed + 1000 * offset + skip, run.execute)
     repair = repairer(run)
+
+    def execute(sql: str):
+        """What a generator runs itself (role play shows the result to its critic) runs as repaired, as its samples."""
+        return run.execute(repair(Candidate(sql, name)).sql)
+
+    made = GENERATORS[name](state["context"], run.models.creative, settings,
+                            run.settings.llm.seed + 1000 * offset + skip, execute)
     made = [repair(candidate) for candidate in made]
     emit({"type": "candidates", "generator": name, "sql": [c.sql for c in made]})
     return made

@@ -250,6 +250,21 @@ def test_a_window_written_as_a_shorthand_runs_as_the_conventions_sql(eth_engine,
     assert "INTERVAL N DAY" in baseline.requests[0].messages[-1][1] and "DAY_AGO" not in baseline.requests[0].messages[-1][1]
 
 
+def test_a_generator_that_runs_its_own_sql_runs_it_expanded(eth_engine):
+    """Role play shows its critic the result of the student's query: written with a shorthand, it runs as the draft's
+    samples do, not as an unknown function."""
+    written = f"SELECT COUNT(*) AS blocks FROM {B} WHERE DAY_AGO(timestamp, 1)"
+    model = ScriptedModel({"direct": f"```sql\n{written}\n```", "student": f"```sql\n{written}\n```",
+                           "professor": '{"verdict": "correct", "problem": ""}'})
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={
+        "examples_k": 0, "value_retrieval": False, "answer": False, "agreement_exit": 0,
+        "generators": {"direct": {"n": 1}, "role_play": {"enabled": True, "n": 1}}})
+    result = ask("How many blocks were mined yesterday?", eth_engine, model=model, settings=settings)
+    assert result.error is None and result.rows[0][0] > 0
+    professor = next(r for r in model.requests if r.template == "professor")
+    assert "DAY_AGO" not in professor.values["preview"] and "blocks" in professor.values["preview"]
+
+
 def _draft_repairs(settings, result) -> list[str]:
     trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
     draft = next(s for s in trace["stages"] if s["stage"] == "draft")
