@@ -284,9 +284,9 @@ def _check_shares_of_the_filter(tree: exp.Expression, dialect: str, findings: Fi
 
 def _of_all_rows(part: exp.Expression, kept: set[str],
                  dialect: str) -> tuple[exp.Expression | None, exp.Expression | None]:
-    """`part` (a share's numerator, or what AVG takes) with its condition dropped where WHERE keeps the same one
-    (`COUNTIF(c)` -> `COUNT(*)`, `IF(c, x, 0)` -> `x`), scaling and casts taken off, and the condition dropped;
-    (None, None) when it counts by no kept condition."""
+    """`part` (a share's numerator, or what AVG takes) counted over all rows where it counts by a condition WHERE
+    keeps (`COUNTIF(c)` -> `COUNT(*)`, `IF(c, x, 0)` -> `x`), as `_as_count` reads it, and that condition; (None,
+    None) when it counts by no kept condition."""
     dropped: list[exp.Expression] = []
 
     def drop(node: exp.Expression) -> exp.Expression:
