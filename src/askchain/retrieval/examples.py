@@ -55,14 +55,11 @@ class PoolEntry:
     sql: str
     db_id: str
     skeleton: str
-    #: The row's template family where its file names one (the Ethereum bank's `family`): its paraphrases and
-    #: parameter variants, of which one example is shown, not several.
-    template: str = ""
 
     @cached_property
     def point_id(self) -> str:
         """Content-addressed, so a sync adds exactly the new or changed entries."""
-        key = json.dumps([self.db_id, self.question, self.sql, self.skeleton, MODEL_NAME] + ([self.template] if self.template else []))
+        key = json.dumps([self.db_id, self.question, self.sql, self.skeleton, MODEL_NAME])
         return str(uuid.UUID(hashlib.sha256(key.encode()).hexdigest()[:32]))
 
 
@@ -79,8 +76,6 @@ class PoolSource:
     tables: Path | None
     #: The database of every row, for single-database files (JSON lines without a db_id field).
     db_id: str | None = None
-    #: The field naming a row's template family, if the file has one.
-    template_field: str | None = None
 
 
 def default_sources() -> list[PoolSource]:
@@ -95,7 +90,7 @@ def default_sources() -> list[PoolSource]:
 def domain_sources() -> list[PoolSource]:
     """Each installed domain's example files, its rows under the domain's id (the `Schema.db_id` of its engines)."""
     return [
-        PoolSource(path, "gold_sql", domain.schema_file, db_id=domain.name, template_field="family")
+        PoolSource(path, "gold_sql", domain.schema_file, db_id=domain.name)
         for domain in all_domains() for path in domain.example_files
     ]
 
@@ -137,12 +132,12 @@ def _phrases_by_db(path: Path | None, stamp: tuple) -> dict[str, dict]:
     }
 
 
-def make_entries(rows: Iterable[tuple[str, ...]], phrases_by_db: dict[str, dict] | None = None) -> list[PoolEntry]:
-    """Pool entries from (question, sql, db_id[, template]) rows; phrases_by_db["*"] applies to every database."""
+def make_entries(rows: Iterable[tuple[str, str, str]], phrases_by_db: dict[str, dict] | None = None) -> list[PoolEntry]:
+    """Pool entries from (question, sql, db_id) rows; phrases_by_db["*"] applies to every database."""
     phrases_by_db = phrases_by_db or {}
     return [
-        PoolEntry(q, sql, db, mask_question(q, phrases_by_db.get(db, phrases_by_db.get("*"))), *template)
-        for q, sql, db, *template in rows
+        PoolEntry(q, sql, db, mask_question(q, phrases_by_db.get(db, phrases_by_db.get("*"))))
+        for q, sql, db in rows
     ]
 
 
@@ -158,12 +153,12 @@ def _load_source(source: PoolSource, stamp: tuple, tables_stamp: tuple, cache_di
             pass  # unreadable: rebuild below
     rows = [row for row in _read_rows(source.questions) if row.get("split") != HELD_OUT]
     entries = make_entries(
-        ((r["question"], r[source.sql_field], source.db_id or r["db_id"], r.get(source.template_field) or "") for r in rows),
+        ((r["question"], r[source.sql_field], source.db_id or r["db_id"]) for r in rows),
         _phrases_by_db(source.tables, tables_stamp),
     )
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(".tmp")
-    tmp.write_text(json.dumps([[e.question, e.sql, e.db_id, e.skeleton, e.template] for e in entries]))
+    tmp.write_text(json.dumps([[e.question, e.sql, e.db_id, e.skeleton] for e in entries]))
     tmp.replace(cached)
     return tuple(entries)
 
@@ -303,7 +298,7 @@ def _sync(client, name: str, pool: Sequence[PoolEntry], *, store: str, show_prog
                 client.upsert(name, points=[
                     models.PointStruct(id=e.point_id, vector=vectors[e.skeleton].tolist(), payload={
                         "question": e.question, "sql": e.sql, "db_id": e.db_id, "skeleton": e.skeleton,
-                        "question_key": _question_key(e.question), "template": e.template,
+                        "question_key": _question_key(e.question),
                     }) for e in batch
                 ])
                 advance(len(batch))
@@ -350,8 +345,7 @@ def retrieve_examples(
     pool: Sequence[PoolEntry] | None = None,
     collection: str = COLLECTION,
 ) -> list[Example]:
-    """The `k` pool examples whose skeletons are nearest the question's, best first, one per template family (or, in
-    a pool without families, one per `sql_shape`): a family's variants would fill the other slots with one intent.
+    """The `k` pool examples whose skeletons are nearest the question's, best first, one per distinct SQL.
 
     `exclude_db` drops a whole database's examples and `exclude_question` drops the pool entry with that exact
     question text (case and spacing aside), so an evaluated question never sees itself. `only_db` keeps one
@@ -378,24 +372,13 @@ def retrieve_examples(
         if (store, name, _fingerprint(e.point_id for e in pool)) not in _SYNCED:
             _sync(client, name, pool, store=store, show_progress=True)
         hits = client.query_points(
-            name, query=vector.tolist(), limit=k * 4,
+            name, query=vector.tolist(), limit=max(k * 3, k),
             query_filter=models.Filter(must_not=must_not) if must_not else None,
         ).points
     examples, seen = [], set()
     for hit in hits:
-        template = (hit.payload["db_id"], hit.payload.get("template") or sql_shape(hit.payload["sql"]))
-        if template not in seen:
-            seen.add(template)
+        sql_key = (hit.payload["db_id"], " ".join(hit.payload["sql"].split()).lower())
+        if sql_key not in seen:
+            seen.add(sql_key)
             examples.append(Example(hit.payload["question"], hit.payload["sql"], hit.payload["db_id"], float(hit.score)))
     return examples[:k]
-
-
-_STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'")
-_NUMBER_LITERAL = re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b", re.IGNORECASE)
-
-
-def sql_shape(sql: str) -> str:
-    """The query with its literals masked, case and spacing aside: the parameter variants of one template (another
-    window, N, token or threshold) share it, so they fill one example slot, not several."""
-    text = _NUMBER_LITERAL.sub("0", _STRING_LITERAL.sub("'?'", sql))
-    return " ".join(text.split()).lower()
