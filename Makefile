@@ -39,6 +39,8 @@ $(VENV)/.installed: pyproject.toml Makefile scripts/*.sh
 	$(BIN)/pip install -q $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
 	$(BIN)/pip install -q -e ".[$(EXTRAS)]"
 	bash scripts/setup_test_services.sh
+	@echo "preparing the first question: the model, the Ethereum example index, the schema prompt's state (once)"
+	$(BIN)/askchain prepare
 	touch $@
 
 run: install

@@ -142,3 +142,31 @@ def test_ask_shows_a_planned_question_step_by_step(concert_db):
         "Step 2: Which singers sang at the stadium found in step 1?")
     assert first < second and any("concerts" in line for line in lines[first:second])  # step 1's SQL and rows
     assert "Answered in steps:" in out.stdout and "Jules Marchand" in out.stdout
+
+
+@pytest.mark.llm
+def test_prepare_saves_the_schema_prompt_that_the_next_question_restores(tmp_path):
+    """What `make install` runs: the prompt prefix of a database's questions is evaluated once, and the first
+    question, in another process, restores it instead of evaluating it."""
+    import sqlite3
+
+    db = tmp_path / "wide.sqlite"
+    with sqlite3.connect(db) as con:  # a schema of ~2k tokens, well over what states on disk are kept for
+        for n in range(30):
+            con.execute(f"CREATE TABLE shipment_{n} (id INTEGER PRIMARY KEY, origin_city TEXT, destination_city TEXT, "
+                        f"weight_kg REAL, shipped_on TEXT, carrier_name TEXT)")
+        con.execute("INSERT INTO shipment_0 VALUES (1, 'Oslo', 'Lima', 2.5, '2024-01-02', 'Acme')")
+    env = {**os.environ, "ASKCHAIN_PATHS__CACHE_DIR": str(tmp_path / "cache"), "ASKCHAIN_LLM__CACHE": "false"}
+    model = ["--model", "qwen2.5-coder-0.5b"]
+    first = run("prepare", "--db", str(db), *model, env=env)
+    assert first.returncode == 0, first.stderr
+    said = " ".join(first.stdout.split())  # rich wraps long lines
+    evaluated = int(said.split(" prompt tokens evaluated")[0].rsplit(" ", 1)[-1])
+    assert evaluated > 1500
+    again = run("prepare", "--db", str(db), *model, env=env)
+    assert again.returncode == 0 and " 0 prompt tokens evaluated" in " ".join(again.stdout.split())
+    asked = run("ask", "--db", str(db), "How many shipments does table shipment_0 hold?", "--method", "baseline",
+                "--json", *model, env=env)
+    assert asked.returncode == 0, asked.stderr
+    usage = json.loads(asked.stdout)["usage"]
+    assert usage["restored_tokens"] > evaluated - 30 and usage["prompt_tokens"] - usage["restored_tokens"] < 60

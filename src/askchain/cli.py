@@ -202,6 +202,22 @@ def ask(
 
 
 @app.command()
+def prepare(
+    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name (see README)."),
+):
+    """Prepare a database's first question ahead of time: the model, the example index and the prompt state of its
+    schema, kept on disk for later processes (`make install` runs it for the default database)."""
+    from askchain.api import prepare as prepare_database
+
+    done = prepare_database(db, model=model, settings=_settings(model))
+    console.print(
+        f"Prepared in {done.elapsed_s:.1f} s: {done.examples} examples indexed ({done.embedded} newly embedded), "
+        f"{done.prompt_tokens} prompt tokens evaluated and kept.", highlight=False,
+    )
+
+
+@app.command()
 def sql(
     statement: str = typer.Argument(..., help="One read-only SQL statement."),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),

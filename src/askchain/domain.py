@@ -68,6 +68,12 @@ class Domain(ABC):
     def default_database(self, settings: Settings) -> Engine:
         """The domain's local dataset, built on first use: what a question without a database is asked over."""
 
+    def schema_database(self, directory: Path, settings: Settings) -> Engine:
+        """A database with the default one's schema prompt, for work that reads only the schema (preparing the
+        prompt state at install). A domain whose default database takes long to build gives a small sample
+        written under `directory`, so that the build stays with the first question."""
+        return self.default_database(settings)
+
     def semantic_layer(self) -> Layer | None:
         """Metrics, entities and conventions as data, of which a question is shown the ones it calls for."""
         return None

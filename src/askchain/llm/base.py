@@ -165,6 +165,12 @@ class ChatModel(ABC):
         """Samples for several requests; providers that can decode them side by side override this."""
         return [self._sample(request) for request in requests]
 
+    def prefill(self, messages: list[Message]) -> int:
+        """Evaluate a prompt without generating and keep its state, so that later prompts beginning the same way
+        (in this process or, where states go to disk, the next one) start from it; returns the prompt tokens
+        evaluated. Models that keep no state of a prompt (remote APIs, scripts) have nothing to do."""
+        return 0
+
     def complete(
         self,
         messages: list[Message],

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from askchain.errors import ConfigError
 from askchain.llm.base import ChatModel, ChatRequest, RawSample
-from askchain.llm.llamacpp_batch import PARALLEL_SEQUENCES, chat_prompt_tokens, context_params_for_batches, sample_batch
+from askchain.llm.llamacpp_batch import (
+    PARALLEL_SEQUENCES, chat_prompt_tokens, context_params_for_batches, evaluate_prompt, sample_batch,
+)
 from askchain.llm.prompt_states import PromptStates, StateFiles, file_sha256, shared_prefix, state_key
 
 
@@ -121,6 +123,18 @@ class LlamaCppModel(ChatModel):
     def _sample(self, request: ChatRequest) -> list[RawSample]:
         return self._sample_many([request])[0]
 
+    def prefill(self, messages) -> int:
+        loaded = self.loaded
+        with loaded.lock:
+            llama, states = loaded.llama, loaded.states
+            prompt = chat_prompt_tokens(llama, list(messages))
+            if len(prompt) > llama.n_ctx():
+                raise self._too_long()
+            reused = states.restore_best(llama, prompt)
+            evaluate_prompt(llama, prompt)
+            states.save(llama, prompt, reused)
+        return len(prompt) - reused
+
     def _sample_many(self, requests: list[ChatRequest]) -> list[list[RawSample]]:
         loaded = self.loaded
         # llama.cpp reuses the longest prefix its KV cache (or a saved state) shares with the prompt, so calls are
@@ -208,10 +222,13 @@ class LlamaCppModel(ChatModel):
         except ValueError as exc:
             if "context window" not in str(exc):
                 raise
-            raise ConfigError(
-                f"{self.model_id}: the prompt does not fit the {self.context_tokens}-token context "
-                "(raise llm.context_tokens, or let schema linking shorten the schema)"
-            ) from exc
+            raise self._too_long() from exc
+
+    def _too_long(self) -> ConfigError:
+        return ConfigError(
+            f"{self.model_id}: the prompt does not fit the {self.context_tokens}-token context "
+            "(raise llm.context_tokens, or let schema linking shorten the schema)"
+        )
 
 
 def _reusable(llama, prompt: list[int]) -> int:

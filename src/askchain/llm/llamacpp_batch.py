@@ -53,7 +53,7 @@ def chat_prompt_tokens(llama, messages: list[dict[str, str]]) -> list[int]:
     return llama.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True)
 
 
-def _evaluate_prompt(llama, tokens: list[int]) -> None:
+def evaluate_prompt(llama, tokens: list[int]) -> None:
     """Bring sequence 0 to exactly `tokens`, reusing the longest prefix already in the KV cache."""
     if not tokens:
         llama._ctx.kv_cache_seq_rm(-1, -1, -1)
@@ -118,7 +118,7 @@ def sample_batch(
     shared = len(prompts[0]) if same else min(min(len(p) for p in prompts) - 1, _common_prefix(prompts))
     if shared + sum(len(p) - shared + max_tokens for p in prompts) > llama.n_ctx():
         raise ValueError("Requested tokens exceed context window")
-    _evaluate_prompt(llama, prompts[0][:shared] if not same else prompts[0])
+    evaluate_prompt(llama, prompts[0][:shared] if not same else prompts[0])
     context, vocab = llama._ctx, llama._model.vocab
     for seq_id in range(1, n):
         context.kv_cache_seq_cp(0, seq_id, 0, shared)

@@ -264,13 +264,22 @@ def _store_errors(fn):
 
 
 @_store_errors
+def scoped(pool: Sequence[PoolEntry], collection: str, only_db: str) -> tuple[list[PoolEntry], str]:
+    """One database's examples and their collection: they live in one of their own, seconds to sync where the
+    whole pool takes minutes."""
+    return [e for e in pool if e.db_id == only_db], f"{collection}-{re.sub(r'[^A-Za-z0-9_-]', '_', only_db)}"
+
+
 def build_example_index(
     settings: Settings | None = None, *, pool: Sequence[PoolEntry] | None = None, collection: str = COLLECTION,
-    show_progress: bool = True,
+    only_db: str | None = None, show_progress: bool = True,
 ) -> int:
-    """Sync the stored index to the pool: embed and add new entries, delete stale ones. Returns how many were added."""
+    """Sync the stored index to the pool (`only_db`: that database's collection, as retrieval scoped to it reads):
+    embed and add new entries, delete stale ones. Returns how many were added."""
     settings = settings or get_settings()
     pool = load_pool(settings=settings) if pool is None else pool
+    if only_db:
+        pool, collection = scoped(pool, collection, only_db)
     if not pool:
         raise DatasetError(f"no few-shot examples found (looked for Spider and BIRD train under {shared_data_dir()})")
     name = _collection_name(collection)
@@ -356,11 +365,9 @@ def retrieve_examples(
     settings = settings or get_settings()
     pool = load_pool(settings=settings) if pool is None else pool
     if only_db:
-        # one database's examples live in a collection of their own: seconds to sync, not minutes for the whole pool
-        pool = [e for e in pool if e.db_id == only_db]
+        pool, collection = scoped(pool, collection, only_db)
         if not pool or only_db == exclude_db:
             return []  # nothing can match: no need to load the embedder or open the store
-        collection = f"{collection}-{re.sub(r'[^A-Za-z0-9_-]', '_', only_db)}"
     must_not = []
     if exclude_db:
         must_not.append(models.FieldCondition(key="db_id", match=models.MatchValue(value=exclude_db)))

@@ -39,6 +39,19 @@ def test_the_schema_prompt_is_the_same_for_every_days_build(eth_db, build_small)
     assert "e.g. 'call', 'staticcall', 'delegatecall'" in today and " rows\n" not in today
 
 
+def test_the_schema_sample_shows_the_default_datasets_schema_prompt(eth_engine, tmp_path):
+    """`askchain prepare` evaluates the prompt of this sample at install, and questions over the real build restore it."""
+    from askchain.domain import get_domain
+
+    sample = get_domain("ethereum").schema_database(tmp_path, get_settings())
+    try:
+        assert sample.schema().ddl() == eth_engine.schema().ddl()
+        assert sample.schema().notes == eth_engine.schema().notes
+        assert sample.schema().db_id == eth_engine.schema().db_id
+    finally:
+        sample.close()
+
+
 @pytest.mark.parametrize("name", ["`bigquery-public-data.crypto_ethereum.blocks`", "`bigquery-public-data`.crypto_ethereum.blocks",
                                   "crypto_ethereum.blocks"])
 def test_qualified_names_map_to_local_tables(sql, name):

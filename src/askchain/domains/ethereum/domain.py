@@ -46,6 +46,15 @@ class EthereumDomain(Domain):
 
         return default_engine(settings)
 
+    def schema_database(self, directory, settings):
+        """One day at a hundredth of mainnet's rate (about a second to build): the schema prompt shows the domain's
+        fixed example values and no row counts, so it is the default dataset's."""
+        from askchain.domains.ethereum.dataset import build_dataset
+
+        path = Path(directory) / "schema_sample.duckdb"
+        build_dataset(path, days=1, scale=0.01, progress=False)
+        return self.engine(str(path), settings.db)
+
     @cache
     def semantic_layer(self):
         from askchain.domains.ethereum.semantic import semantic_layer
