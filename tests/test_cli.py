@@ -158,13 +158,13 @@ def test_prepare_saves_the_schema_prompt_that_the_next_question_restores(tmp_pat
         con.execute("INSERT INTO shipment_0 VALUES (1, 'Oslo', 'Lima', 2.5, '2024-01-02', 'Acme')")
     env = {**os.environ, "ASKCHAIN_PATHS__CACHE_DIR": str(tmp_path / "cache"), "ASKCHAIN_LLM__CACHE": "false"}
     model = ["--model", "qwen2.5-coder-0.5b"]
-    first = run("prepare", "--db", str(db), *model, env=env)
+    first = run("prepare", "--db", str(db), "--method", "baseline", *model, env=env)
     assert first.returncode == 0, first.stderr
     said = " ".join(first.stdout.split())  # rich wraps long lines
-    evaluated = int(said.split(" prompt tokens evaluated")[0].rsplit(" ", 1)[-1])
+    evaluated = int(said.split(" tokens of the schema prompt evaluated")[0].rsplit(" ", 1)[-1])
     assert evaluated > 1500
-    again = run("prepare", "--db", str(db), *model, env=env)
-    assert again.returncode == 0 and " 0 prompt tokens evaluated" in " ".join(again.stdout.split())
+    again = run("prepare", "--db", str(db), "--method", "baseline", *model, env=env)
+    assert again.returncode == 0 and " 0 tokens of the schema prompt evaluated" in " ".join(again.stdout.split())
     asked = run("ask", "--db", str(db), "How many shipments does table shipment_0 hold?", "--method", "baseline",
                 "--json", *model, env=env)
     assert asked.returncode == 0, asked.stderr

@@ -93,47 +93,52 @@ def ask(
 
 @dataclass(frozen=True)
 class Prepared:
-    examples: int  # pairs in the example index
+    examples: int  # pairs in the example index the database's questions read (0: the method shows none)
     embedded: int  # of which embedded now (new or changed)
-    prompt_tokens: int  # prompt tokens evaluated now (0: every model already held the prefix, or keeps no state)
+    #: Prompt tokens of the schema prompt evaluated now (0: already saved, or the model keeps no state), or None
+    #: where schema linking gives each question a schema of its own, so no prompt is shared.
+    prompt_tokens: int | None
     elapsed_s: float
 
 
 def prepare(
     db: str | Engine | None = None,
     *,
+    method: str | None = None,
     model: str | ChatModel | Models | None = None,
     settings: Settings | None = None,
     resources: Resources | None = None,
 ) -> Prepared:
     """Do ahead of a database's first question the work that does not depend on the question: load the models
-    (an embedded model's file is assembled and verified), sync the example index, and evaluate the prompt prefix
-    every question over this schema starts with (instructions, schema, notes), which an embedded model keeps on
-    disk for the processes that follow. Without `db`, the default domain's schema is read from a small sample, so
-    its dataset is still built by the first question that needs it."""
+    (an embedded model's file is assembled and verified), sync the example index its questions read, and evaluate
+    the prompt every question over its schema starts with (instructions, schema, notes), whose state an embedded
+    model keeps on disk for the processes that follow. Without `db`, the default domain's schema is read from a
+    small sample, so its dataset is still built by the first question that needs it."""
     from askchain.domain import get_domain
-    from askchain.pipeline.stages import build_context
+    from askchain.pipeline.stages import example_scope, schema_prompt_prefix
     from askchain.retrieval.examples import build_example_index, load_pool, scoped
 
     settings = settings or get_settings()
     resources = resources or process_resources()
     started = time.perf_counter()
     models = resolve_models(model, settings, resources)
-    configured = method_settings(settings, settings.pipeline.method)
+    configured = method_settings(settings, method or settings.pipeline.method)
     with contextlib.ExitStack() as stack:
         if db is None and settings.db.default_domain:
-            sample_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="askchain-schema-")))
-            engine = get_domain(settings.db.default_domain).schema_database(sample_dir, settings)
+            directory = stack.enter_context(tempfile.TemporaryDirectory(prefix="askchain-schema-", ignore_cleanup_errors=True))
+            engine = get_domain(settings.db.default_domain).schema_database(Path(directory), settings)
             stack.callback(engine.close)
         else:
             engine = resolve_database(db, settings)
-        only_db = engine.schema().db_id if configured.pipeline.examples_scope == "schema" else None
-        pool = load_pool(settings=settings)
-        examples = len(scoped(pool, "", only_db)[0]) if only_db else len(pool)
-        embedded = build_example_index(settings, pool=pool, only_db=only_db) if examples else 0
         run = Run("", engine, models, configured, resources=resources)
-        prefix = build_context({"question": ""}, run)[0]["context"].prefix()
-        evaluated = sum(m.prefill(prefix) for m in dict.fromkeys((models.creative, models.factual)))
+        examples = embedded = 0
+        if configured.pipeline.examples_k > 0:
+            pool, only_db = load_pool(settings=settings), example_scope(run)
+            examples = len(scoped(pool, "", only_db)[0] if only_db else pool)
+            embedded = build_example_index(settings, pool=pool, only_db=only_db) if examples else 0
+        prefix = schema_prompt_prefix(run)
+        evaluated = None if prefix is None else sum(
+            m.prefill(prefix) for m in dict.fromkeys((models.creative, models.factual)))
     return Prepared(examples, embedded, evaluated, round(time.perf_counter() - started, 3))
 
 

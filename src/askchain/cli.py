@@ -204,17 +204,18 @@ def ask(
 @app.command()
 def prepare(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    method: Optional[str] = typer.Option(None, "--method", "-m", help="The method whose prompt to prepare (default: settings, pipeline)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name (see README)."),
 ):
-    """Prepare a database's first question ahead of time: the model, the example index and the prompt state of its
-    schema, kept on disk for later processes (`make install` runs it for the default database)."""
+    """Prepare a database's first question ahead of time: the model, the example index and the state of the schema
+    prompt, which an embedded model keeps on disk for later processes (`make install` runs it for the default one)."""
     from askchain.api import prepare as prepare_database
 
-    done = prepare_database(db, model=model, settings=_settings(model))
-    console.print(
-        f"Prepared in {done.elapsed_s:.1f} s: {done.examples} examples indexed ({done.embedded} newly embedded), "
-        f"{done.prompt_tokens} prompt tokens evaluated and kept.", highlight=False,
-    )
+    done = prepare_database(db, method=method, model=model, settings=_settings(model))
+    prompt = ("no shared schema prompt (schema linking shows each question its own)" if done.prompt_tokens is None
+              else f"{done.prompt_tokens} tokens of the schema prompt evaluated")
+    console.print(f"Prepared in {done.elapsed_s:.1f} s: {done.examples} examples indexed ({done.embedded} newly "
+                  f"embedded), {prompt}.", highlight=False)
 
 
 @app.command()

@@ -225,3 +225,23 @@ def test_examples_say_whether_they_come_from_this_database(engine, example_db, s
     )
     user = ctx.prefix()[1]["content"]
     assert f"-- Examples of questions and their SQL {source}:" in user and "-- Q: How many pets?" in user
+
+
+@pytest.mark.parametrize("linking,shared", [("never", True), ("auto", True), ("always", False)])
+def test_the_schema_prompt_is_shared_by_every_question_unless_schema_linking_applies(engine, linking, shared):
+    """What `askchain prepare` evaluates ahead: the prompt every draft over the schema begins with."""
+    from askchain.config import get_settings
+    from askchain.pipeline.methods import method_settings
+    from askchain.pipeline.run import Models, Run
+    from askchain.pipeline.stages import build_context, schema_prompt_prefix
+
+    settings = method_settings(get_settings().with_overrides(pipeline={"schema_linking": linking}), "pipeline")
+    run = Run("", engine, Models.single(ScriptedModel([])), settings)
+    prefix = schema_prompt_prefix(run)
+    if not shared:
+        assert prefix is None
+        return
+    asked = build_context({"question": "How many singers are from France?"}, run)[0]["context"].messages(
+        "askchain.generation", "direct")
+    assert prefix[0] == asked[0] and asked[1]["content"].startswith(prefix[1]["content"].rstrip())
+    assert "CREATE TABLE" in prefix[1]["content"] and "How many singers" not in prefix[1]["content"]

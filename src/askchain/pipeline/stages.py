@@ -20,6 +20,7 @@ from askchain.errors import ConfigError
 from askchain.generation.candidates import GENERATORS, Candidate, dedupe
 from askchain.generation.context import Example, GenerationContext
 from askchain.generation.sql_text import normalize_sql
+from askchain.llm.base import Message
 from askchain.pipeline import abstain, confidence as confidence_rules
 from askchain.pipeline.aliases import own_column_names
 from askchain.pipeline.coverage import Coverage, coverage
@@ -138,6 +139,11 @@ def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> Stage
     return {**update, "confidence": sure, "steps": [d.record() for d in done]}, {"steps": traced}
 
 
+def example_scope(run: Run) -> str | None:
+    """The database whose examples alone are shown (examples_scope: schema), or None for the whole pool."""
+    return run.schema.db_id if run.settings.pipeline.examples_scope == "schema" else None
+
+
 def find_examples(state: State, run: Run) -> StageOutput:
     from askchain.retrieval.examples import retrieve_examples
 
@@ -145,7 +151,7 @@ def find_examples(state: State, run: Run) -> StageOutput:
     schema = run.schema
     found = retrieve_examples(
         state["question"], cfg.examples_k, exclude_db=run.db_id, exclude_question=state["question"],
-        only_db=schema.db_id if cfg.examples_scope == "schema" else None,
+        only_db=example_scope(run),
         schema=schema, model=run.models.factual if cfg.skeleton == "llm" else None, settings=run.settings,
     )
     examples = [Example(e.question, run.engine.prompt_sql(e.sql), e.db_id) for e in found]
@@ -155,12 +161,16 @@ def find_examples(state: State, run: Run) -> StageOutput:
 def link(state: State, run: Run) -> StageOutput:
     """Tables and columns relevant to the question; empty means the whole schema is kept (`auto` links only
     schemas too large to show whole)."""
-    cfg = run.settings.pipeline
-    schema = run.schema
     linked: dict[str, list[str]] = {}
-    if cfg.schema_linking == "always" or estimate_tokens(schema.ddl()) > cfg.linking_token_budget:
-        linked = link_schema(state["question"], schema, run.models.factual, hint=run.hint).columns
+    if links_schema(run):
+        linked = link_schema(state["question"], run.schema, run.models.factual, hint=run.hint).columns
     return {"linked": linked}, {"linked": linked}
+
+
+def links_schema(run: Run) -> bool:
+    """Whether questions see a linked subset of the schema: always, or (`auto`) when the whole one is too long."""
+    cfg = run.settings.pipeline
+    return cfg.schema_linking == "always" or estimate_tokens(run.schema.ddl()) > cfg.linking_token_budget
 
 
 def find_values(state: State, run: Run) -> StageOutput:
@@ -203,6 +213,14 @@ def build_context(state: State, run: Run) -> StageOutput:
     )
     covered = coverage(state["question"], schema, state.get("value_hints", []))
     return {"context": ctx, "coverage": covered}, {"schema_tokens": estimate_tokens(ctx.schema_text), "linked": linked}
+
+
+def schema_prompt_prefix(run: Run) -> list[Message] | None:
+    """The prompt every question over this schema starts with (instructions, schema, notes; what follows is the
+    question's own), or None where schema linking shows each question a schema of its own."""
+    if links_schema(run):
+        return None
+    return build_context({"question": ""}, run)[0]["context"].prefix()
 
 
 # ---- generation ---------------------------------------------------------------------------------------------------

@@ -263,13 +263,13 @@ def _store_errors(fn):
     return guarded
 
 
-@_store_errors
 def scoped(pool: Sequence[PoolEntry], collection: str, only_db: str) -> tuple[list[PoolEntry], str]:
     """One database's examples and their collection: they live in one of their own, seconds to sync where the
     whole pool takes minutes."""
     return [e for e in pool if e.db_id == only_db], f"{collection}-{re.sub(r'[^A-Za-z0-9_-]', '_', only_db)}"
 
 
+@_store_errors
 def build_example_index(
     settings: Settings | None = None, *, pool: Sequence[PoolEntry] | None = None, collection: str = COLLECTION,
     only_db: str | None = None, show_progress: bool = True,

@@ -42,14 +42,20 @@ def test_the_schema_prompt_is_the_same_for_every_days_build(eth_db, build_small)
 def test_the_schema_sample_shows_the_default_datasets_schema_prompt(eth_engine, tmp_path):
     """`askchain prepare` evaluates the prompt of this sample at install, and questions over the real build restore it."""
     from askchain.domain import get_domain
+    from askchain.llm.fake import ScriptedModel
+    from askchain.pipeline.methods import method_settings
+    from askchain.pipeline.run import Models, Run
+    from askchain.pipeline.stages import schema_prompt_prefix
 
-    sample = get_domain("ethereum").schema_database(tmp_path, get_settings())
+    settings = get_settings()
+    sample = get_domain("ethereum").schema_database(tmp_path, settings)
     try:
-        assert sample.schema().ddl() == eth_engine.schema().ddl()
-        assert sample.schema().notes == eth_engine.schema().notes
-        assert sample.schema().db_id == eth_engine.schema().db_id
+        prefixes = [schema_prompt_prefix(Run("", engine, Models.single(ScriptedModel([])), method_settings(settings, "pipeline")))
+                    for engine in (sample, eth_engine)]
     finally:
         sample.close()
+    assert prefixes[0] is not None and prefixes[0] == prefixes[1]
+    assert "CREATE TABLE" in prefixes[0][1]["content"] and "0xddf252ad" in prefixes[0][1]["content"]
 
 
 @pytest.mark.parametrize("name", ["`bigquery-public-data.crypto_ethereum.blocks`", "`bigquery-public-data`.crypto_ethereum.blocks",
