@@ -7,8 +7,9 @@ next question's linking again), and each switch re-evaluates a prefix that was a
 earlier prefix nearly free (a 2k-token prompt of the 1.5B model is ~57 MB of KV cells and ~25 s of evaluation here).
 
 States of long prompts also go to disk (StateFiles), for the next process: a new `askchain ask` on a schema seen
-before reads the instructions + schema + notes prefix (~5.5k tokens of the Ethereum schema, ~80 s of evaluation on
-two cores) from a file in about a second instead of evaluating it again.
+before reads the instructions + schema + notes prefix (~4.4k tokens of the Ethereum schema, ~70 s of evaluation on
+two cores) from a file in about a second instead of evaluating it again; `askchain prepare` (`make install`) writes
+it before the first question.
 """
 
 from __future__ import annotations
