@@ -49,6 +49,19 @@ def test_paraphrase_finds_its_shape_and_exclusions_apply(settings, pool):
     assert ROWS[0][0] not in {h.question for h in retrieve_examples(own, k=8, exclude_question=own, settings=settings, pool=pool)}
 
 
+def test_within_one_database_the_question_as_asked_finds_the_example_its_skeleton_cannot(settings):
+    rows = [
+        ("What was the average gas price yesterday?", "SELECT AVG(gas_price) FROM transactions", "eth"),
+        ("What was the average base fee yesterday?", "SELECT AVG(base_fee_per_gas) FROM blocks", "eth"),
+    ]
+    pool = make_entries(rows, {"eth": {("gas", "price"): "<column>", ("base", "fee"): "<column>"}})
+    assert pool[0].key == pool[1].key == "what was the average <column> yesterday ?"  # one skeleton for both
+    schema = Schema([Table("transactions", [Column("gas_price", "INT")]), Table("blocks", [Column("base_fee", "INT")])], "duckdb")
+    for question, sql in (("Average base fee over the last week", rows[1][1]), ("Average gas price last week", rows[0][1])):
+        best, other = retrieve_examples(question, k=2, only_db="eth", schema=schema, settings=settings, pool=pool)
+        assert best.sql == sql and best.score > other.score
+
+
 def test_index_sync_embeds_only_new_entries(settings, pool):
     assert build_example_index(settings, pool=pool[:5], show_progress=False) == 5
     assert build_example_index(settings, pool=pool, show_progress=False) == len(pool) - 5
@@ -74,10 +87,10 @@ def test_pool_sources_read_json_and_domain_jsonl(tmp_path, settings):
         PoolSource(tmp_path / "missing.jsonl", "gold_sql", None, db_id="x"),
     ]
     expected = [("c", "how many <table> are there ?"), ("crypto_ethereum", "total <column> of <table> in <number> ?")]
-    assert [(e.db_id, e.skeleton) for e in load_pool(sources, settings)] == expected
+    assert [(e.db_id, e.key) for e in load_pool(sources, settings)] == expected
     assert len(list((settings.paths.cache_dir / "examples").glob("pool-*.json"))) == 2  # skeletons cached on disk
     spider.write_text(spider.read_text().replace("singers", "songs"))  # a changed file is read again
-    assert load_pool(sources, settings)[0].skeleton == "how many songs are there ?"
+    assert load_pool(sources, settings)[0].key == "how many songs are there ?"
 
 
 def test_skeleton_by_rules_uses_the_schema_and_by_llm_uses_the_reply():

@@ -2,7 +2,8 @@
 
 The pool is Spider train, BIRD train and every installed domain's examples. Each pool question is masked by
 `masking.mask_question` with its database's table and column names, embedded with all-MiniLM-L6-v2 and stored in
-Qdrant: local mode, a folder per collection under `settings.paths.data("qdrant")`, or a server named by
+Qdrant. Within one database's examples the question itself is embedded instead: there every entry shares the schema,
+so its names tell the questions apart instead of pulling in other databases' look-alikes. The index lives in Qdrant: local mode, a folder per collection under `settings.paths.data("qdrant")`, or a server named by
 `settings.pipeline.qdrant_url` (env ASKCHAIN_PIPELINE__QDRANT_URL). The index is synced to the pool
 on first use in a process (only new or changed pool entries are embedded), so a growing domain question file costs
 seconds, not a rebuild. Examples restricted to one database (the default `examples_scope: schema`) come from a
@@ -21,7 +22,7 @@ import time
 import uuid
 import warnings
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
@@ -54,12 +55,13 @@ class PoolEntry:
     question: str
     sql: str
     db_id: str
-    skeleton: str
+    #: The text embedded to find this entry: the masked skeleton, or within one database's collection the question.
+    key: str
 
     @cached_property
     def point_id(self) -> str:
         """Content-addressed, so a sync adds exactly the new or changed entries."""
-        key = json.dumps([self.db_id, self.question, self.sql, self.skeleton, MODEL_NAME])
+        key = json.dumps([self.db_id, self.question, self.sql, self.key, MODEL_NAME])
         return str(uuid.UUID(hashlib.sha256(key.encode()).hexdigest()[:32]))
 
 
@@ -158,7 +160,7 @@ def _load_source(source: PoolSource, stamp: tuple, tables_stamp: tuple, cache_di
     )
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(".tmp")
-    tmp.write_text(json.dumps([[e.question, e.sql, e.db_id, e.skeleton] for e in entries]))
+    tmp.write_text(json.dumps([[e.question, e.sql, e.db_id, e.key] for e in entries]))
     tmp.replace(cached)
     return tuple(entries)
 
@@ -264,9 +266,17 @@ def _store_errors(fn):
 
 
 def scoped(pool: Sequence[PoolEntry], collection: str, only_db: str) -> tuple[list[PoolEntry], str]:
-    """One database's examples and their collection: they live in one of their own, seconds to sync where the
-    whole pool takes minutes."""
-    return [e for e in pool if e.db_id == only_db], f"{collection}-{re.sub(r'[^A-Za-z0-9_-]', '_', only_db)}"
+    """One database's examples, keyed by their questions as asked, and their collection: they live in one of their
+    own, seconds to sync where the whole pool takes minutes.
+
+    Masking schema names makes questions about different databases alike; within one schema it only hides what
+    tells its questions apart ("base fee" from "gas price"). By measurement on the Ethereum pool, each question
+    against the pool without its own template family, the SQL of the three examples found by the question shares
+    more with its own (docs/benchmarks.md)."""
+    return (
+        [replace(e, key=e.question) for e in pool if e.db_id == only_db],
+        f"{collection}-{re.sub(r'[^A-Za-z0-9_-]', '_', only_db)}",
+    )
 
 
 @_store_errors
@@ -299,14 +309,14 @@ def _sync(client, name: str, pool: Sequence[PoolEntry], *, store: str, show_prog
         client.delete(name, points_selector=models.PointIdsList(points=stale))
     new = [entry for pid, entry in wanted.items() if pid not in stored]
     if new:
-        with progress_bar(f"embedding {len(new)} example skeletons", len(new)) if show_progress else nullcontext(lambda n=1: None) as advance:
+        with progress_bar(f"embedding {len(new)} examples", len(new)) if show_progress else nullcontext(lambda n=1: None) as advance:
             for start in range(0, len(new), _UPSERT_BATCH):
                 batch = new[start : start + _UPSERT_BATCH]
-                skeletons = list(dict.fromkeys(e.skeleton for e in batch))  # paraphrases often share one
-                vectors = dict(zip(skeletons, embed(skeletons)))
+                keys = list(dict.fromkeys(e.key for e in batch))  # paraphrases often share one skeleton
+                vectors = dict(zip(keys, embed(keys)))
                 client.upsert(name, points=[
-                    models.PointStruct(id=e.point_id, vector=vectors[e.skeleton].tolist(), payload={
-                        "question": e.question, "sql": e.sql, "db_id": e.db_id, "skeleton": e.skeleton,
+                    models.PointStruct(id=e.point_id, vector=vectors[e.key].tolist(), payload={
+                        "question": e.question, "sql": e.sql, "db_id": e.db_id, "key": e.key,
                         "question_key": _question_key(e.question),
                     }) for e in batch
                 ])
@@ -354,7 +364,8 @@ def retrieve_examples(
     pool: Sequence[PoolEntry] | None = None,
     collection: str = COLLECTION,
 ) -> list[Example]:
-    """The `k` pool examples whose skeletons are nearest the question's, best first, one per distinct SQL.
+    """The `k` pool examples whose keys are nearest the question's, best first, one per distinct SQL: by skeleton,
+    or within `only_db`'s examples by the question as asked.
 
     `exclude_db` drops a whole database's examples and `exclude_question` drops the pool entry with that exact
     question text (case and spacing aside), so an evaluated question never sees itself. `only_db` keeps one
@@ -373,7 +384,7 @@ def retrieve_examples(
         must_not.append(models.FieldCondition(key="db_id", match=models.MatchValue(value=exclude_db)))
     if exclude_question:
         must_not.append(models.FieldCondition(key="question_key", match=models.MatchValue(value=_question_key(exclude_question))))
-    vector = embed([question_skeleton(question, model, schema)])[0]
+    vector = embed([question if only_db else question_skeleton(question, model, schema)])[0]
     name, store = _collection_name(collection), _store_location(settings)
     with _open_collection(settings, name) as client:
         if (store, name, _fingerprint(e.point_id for e in pool)) not in _SYNCED:

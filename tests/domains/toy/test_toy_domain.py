@@ -75,7 +75,7 @@ def test_its_examples_join_the_pool_under_its_id(toy):
         "How many rides started at the Harbour station?", "What is the average ride length in minutes?",
         "Which city has the most stations?",
     ]
-    assert "<table>" in pool[0].skeleton and "rides" not in pool[0].skeleton  # masked with the domain's schema words
+    assert "<table>" in pool[0].key and "rides" not in pool[0].key  # masked with the domain's schema words
 
 
 def test_its_examples_are_retrieved_for_its_databases(toy):
