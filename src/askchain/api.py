@@ -116,7 +116,7 @@ def prepare(
     small sample, so its dataset is still built by the first question that needs it."""
     from askchain.domain import get_domain
     from askchain.pipeline.stages import example_scope, schema_prompt_prefix
-    from askchain.retrieval.examples import build_example_index, load_pool, scoped
+    from askchain.retrieval.examples import build_example_index
 
     settings = settings or get_settings()
     resources = resources or process_resources()
@@ -133,9 +133,7 @@ def prepare(
         run = Run("", engine, models, configured, resources=resources)
         examples = embedded = 0
         if configured.pipeline.examples_k > 0:
-            pool, only_db = load_pool(settings=settings), example_scope(run)
-            examples = len(scoped(pool, "", only_db)[0] if only_db else pool)
-            embedded = build_example_index(settings, pool=pool, only_db=only_db) if examples else 0
+            examples, embedded = build_example_index(settings, only_db=example_scope(configured, run.schema))
         prefix = schema_prompt_prefix(run)
         evaluated = None if prefix is None else sum(
             m.prefill(prefix) for m in dict.fromkeys((models.creative, models.factual)))

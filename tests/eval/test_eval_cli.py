@@ -34,6 +34,7 @@ def test_bad_input_is_one_line_with_exit_code_2(tmp_path, spider_sample_root):
         (("eval", "report", str(tmp_path / "nothing")), "holds no results.jsonl"),
         (("eval", "compare", str(tmp_path / "nothing"), str(tmp_path)), "holds no results.jsonl"),
         (("eval", "values", "wikisql"), "unknown dataset 'wikisql'"),
+        (("eval", "examples", "wikisql"), "unknown dataset 'wikisql'"),
     ]
     for args, message in cases:
         done = _askchain(*args)

@@ -49,7 +49,7 @@ def test_paraphrase_finds_its_shape_and_exclusions_apply(settings, pool):
     assert ROWS[0][0] not in {h.question for h in retrieve_examples(own, k=8, exclude_question=own, settings=settings, pool=pool)}
 
 
-def test_within_one_database_the_question_as_asked_finds_the_example_its_skeleton_cannot(settings):
+def test_within_one_database_the_question_as_asked_tells_apart_what_its_skeleton_cannot(settings):
     rows = [
         ("What was the average gas price yesterday?", "SELECT AVG(gas_price) FROM transactions", "eth"),
         ("What was the average base fee yesterday?", "SELECT AVG(base_fee_per_gas) FROM blocks", "eth"),
@@ -57,16 +57,32 @@ def test_within_one_database_the_question_as_asked_finds_the_example_its_skeleto
     pool = make_entries(rows, {"eth": {("gas", "price"): "<column>", ("base", "fee"): "<column>"}})
     assert pool[0].key == pool[1].key == "what was the average <column> yesterday ?"  # one skeleton for both
     schema = Schema([Table("transactions", [Column("gas_price", "INT")]), Table("blocks", [Column("base_fee", "INT")])], "duckdb")
+    best, other = retrieve_examples("Average gas price last week", k=2, only_db="eth", schema=schema, settings=settings, pool=pool)
+    assert best.score == other.score  # by skeleton (the default): a tie
+    by_question = settings.with_overrides(pipeline={"examples_key": "question"})
     for question, sql in (("Average base fee over the last week", rows[1][1]), ("Average gas price last week", rows[0][1])):
-        best, other = retrieve_examples(question, k=2, only_db="eth", schema=schema, settings=settings, pool=pool)
+        best, other = retrieve_examples(question, k=2, only_db="eth", schema=schema, settings=by_question, pool=pool)
         assert best.sql == sql and best.score > other.score
 
 
 def test_index_sync_embeds_only_new_entries(settings, pool):
-    assert build_example_index(settings, pool=pool[:5], show_progress=False) == 5
-    assert build_example_index(settings, pool=pool, show_progress=False) == len(pool) - 5
-    assert build_example_index(settings, pool=pool[2:], show_progress=False) == 0  # stale entries are deleted
+    assert build_example_index(settings, pool=pool[:5], show_progress=False) == (5, 5)
+    assert build_example_index(settings, pool=pool, show_progress=False) == (len(pool), len(pool) - 5)
+    assert build_example_index(settings, pool=pool[2:], show_progress=False) == (len(pool) - 2, 0)  # stale ones deleted
+    assert build_example_index(settings, pool=pool, only_db="nowhere", show_progress=False) == (0, 0)
     assert {h.question for h in retrieve_examples("anything", k=8, settings=settings, pool=pool[2:])} == {r[0] for r in ROWS[2:]}
+
+
+def test_a_database_index_synced_ahead_is_the_one_its_questions_read(settings, pool, monkeypatch):
+    from askchain.retrieval import examples
+
+    assert build_example_index(settings, pool=pool, only_db="dept", show_progress=False) == (3, 3)
+    examples._SYNCED.clear()  # as in the next process
+    added = []
+    sync = examples._sync
+    monkeypatch.setattr(examples, "_sync", lambda *args, **kwargs: added.append(sync(*args, **kwargs)) or added[-1])
+    assert retrieve_examples("What is the average budget?", 1, only_db="dept", settings=settings, pool=pool)
+    assert added == [0]  # the same keys, so nothing left to embed
 
 
 def test_pool_sources_read_json_and_domain_jsonl(tmp_path, settings):

@@ -190,3 +190,21 @@ def values(
     loaded = load_dataset(dataset, split=split)
     audit = audit_values(loaded, select_examples(loaded.examples, limit, seed), get_settings())
     console.print(render_value_audit(audit), markup=False)
+
+
+@app.command()
+def examples(
+    dataset: str = typer.Argument(..., help="spider, bird or eth."),
+    split: Optional[str] = typer.Option(None, "--split", help="The dataset's split (default: its evaluated split)."),
+    limit: Optional[int] = LIMIT, seed: int = SEED,
+):
+    """Few-shot examples against the gold SQL, without a model: how much of each question's query shape the examples
+    found for it show, its own template family left out (writes no files)."""
+    from askchain.config import get_settings
+    from askchain.eval.datasets import load_dataset
+    from askchain.eval.examples import audit_examples, render_example_audit, template_families
+    from askchain.eval.runner import select_examples
+
+    loaded = load_dataset(dataset, split=split)
+    audit = audit_examples(loaded, select_examples(loaded.examples, limit, seed), template_families(loaded), get_settings())
+    console.print(render_example_audit(audit), markup=False)

@@ -14,7 +14,9 @@ from typing import Annotated, Any, Callable, TypedDict
 from langgraph.config import get_stream_writer
 
 from askchain.answer import chart_spec, rewrite_followup, summarize
+from askchain.config import Settings
 from askchain.db.base import QueryResult
+from askchain.db.schema import Schema
 from askchain.domain import domain_of
 from askchain.errors import ConfigError
 from askchain.generation.candidates import GENERATORS, Candidate, dedupe
@@ -139,9 +141,9 @@ def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> Stage
     return {**update, "confidence": sure, "steps": [d.record() for d in done]}, {"steps": traced}
 
 
-def example_scope(run: Run) -> str | None:
+def example_scope(settings: Settings, schema: Schema) -> str | None:
     """The database whose examples alone are shown (examples_scope: schema), or None for the whole pool."""
-    return run.schema.db_id if run.settings.pipeline.examples_scope == "schema" else None
+    return schema.db_id if settings.pipeline.examples_scope == "schema" else None
 
 
 def find_examples(state: State, run: Run) -> StageOutput:
@@ -151,7 +153,7 @@ def find_examples(state: State, run: Run) -> StageOutput:
     schema = run.schema
     found = retrieve_examples(
         state["question"], cfg.examples_k, exclude_db=run.db_id, exclude_question=state["question"],
-        only_db=example_scope(run),
+        only_db=example_scope(run.settings, schema),
         schema=schema, model=run.models.factual if cfg.skeleton == "llm" else None, settings=run.settings,
     )
     examples = [Example(e.question, run.engine.prompt_sql(e.sql), e.db_id) for e in found]

@@ -12,15 +12,15 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build retrie
 
 @app.command()
 def examples():
-    """Embed the few-shot pool's question skeletons into the vector store (only new or changed entries)."""
+    """Embed the whole few-shot pool's question skeletons (examples_scope: all) into the vector store, only new or
+    changed entries; `askchain prepare` syncs the examples of the database a question is asked about."""
     from askchain.config import get_settings
-    from askchain.retrieval.examples import build_example_index, load_pool
+    from askchain.retrieval.examples import build_example_index
 
     settings = get_settings()
     started = time.perf_counter()
-    pool = load_pool(settings=settings)
-    added = build_example_index(settings, pool=pool)
-    typer.echo(f"{len(pool)} examples indexed ({added} newly embedded) in {time.perf_counter() - started:.1f} s")
+    synced = build_example_index(settings)
+    typer.echo(f"{synced.entries} examples indexed ({synced.added} newly embedded) in {time.perf_counter() - started:.1f} s")
 
 
 @app.command()

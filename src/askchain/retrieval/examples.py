@@ -2,12 +2,12 @@
 
 The pool is Spider train, BIRD train and every installed domain's examples. Each pool question is masked by
 `masking.mask_question` with its database's table and column names, embedded with all-MiniLM-L6-v2 and stored in
-Qdrant. Within one database's examples the question itself is embedded instead: there every entry shares the schema,
-so its names tell the questions apart instead of pulling in other databases' look-alikes. The index lives in Qdrant: local mode, a folder per collection under `settings.paths.data("qdrant")`, or a server named by
-`settings.pipeline.qdrant_url` (env ASKCHAIN_PIPELINE__QDRANT_URL). The index is synced to the pool
-on first use in a process (only new or changed pool entries are embedded), so a growing domain question file costs
-seconds, not a rebuild. Examples restricted to one database (the default `examples_scope: schema`) come from a
-collection of that database's entries alone, synced in seconds instead of the whole pool's minutes.
+Qdrant: local mode, a folder per collection under `settings.paths.data("qdrant")`, or a server named by
+`settings.pipeline.qdrant_url` (env ASKCHAIN_PIPELINE__QDRANT_URL). The index is synced to the pool on first use in
+a process (only new or changed pool entries are embedded), so a growing domain question file costs seconds, not a
+rebuild. Examples restricted to one database (the default `examples_scope: schema`) come from a collection of that
+database's entries alone, synced in seconds instead of the whole pool's minutes; there `pipeline.examples_key:
+question` finds them by the question as asked instead of its skeleton.
 """
 
 from __future__ import annotations
@@ -265,36 +265,44 @@ def _store_errors(fn):
     return guarded
 
 
-def scoped(pool: Sequence[PoolEntry], collection: str, only_db: str) -> tuple[list[PoolEntry], str]:
-    """One database's examples, keyed by their questions as asked, and their collection: they live in one of their
-    own, seconds to sync where the whole pool takes minutes.
+def scoped(pool: Sequence[PoolEntry], collection: str, only_db: str, settings: Settings) -> tuple[list[PoolEntry], str]:
+    """One database's examples and their collection: they live in one of their own, seconds to sync where the
+    whole pool takes minutes. Keyed by their skeletons, or by their questions as asked (`pipeline.examples_key`).
 
-    Masking schema names makes questions about different databases alike; within one schema it only hides what
-    tells its questions apart ("base fee" from "gas price"). By measurement on the Ethereum pool, each question
-    against the pool without its own template family, the SQL of the three examples found by the question shares
-    more with its own (docs/benchmarks.md)."""
-    return (
-        [replace(e, key=e.question) for e in pool if e.db_id == only_db],
-        f"{collection}-{re.sub(r'[^A-Za-z0-9_-]', '_', only_db)}",
-    )
+    Within one schema, masking its names hides what tells its questions apart ("base fee" from "gas price"), and the
+    questions as asked find examples that name more of what a question's gold query names. They also find fewer of
+    its form (a sum where a share is asked), which the 1.5B model copies: by skeleton it answered more of the
+    Ethereum test questions (docs/benchmarks.md, `askchain eval examples eth`)."""
+    name = f"{collection}-{re.sub(r'[^A-Za-z0-9_-]', '_', only_db)}"
+    entries = [e for e in pool if e.db_id == only_db]
+    if settings.pipeline.examples_key == "skeleton":
+        return entries, name
+    return [replace(e, key=e.question) for e in entries], f"{name}-by-question"
+
+
+class Synced(NamedTuple):
+    entries: int  # in the index
+    added: int  # embedded by this sync
 
 
 @_store_errors
 def build_example_index(
     settings: Settings | None = None, *, pool: Sequence[PoolEntry] | None = None, collection: str = COLLECTION,
     only_db: str | None = None, show_progress: bool = True,
-) -> int:
+) -> Synced:
     """Sync the stored index to the pool (`only_db`: that database's collection, as retrieval scoped to it reads):
-    embed and add new entries, delete stale ones. Returns how many were added."""
+    embed and add new entries, delete stale ones. A database with no examples of its own has nothing to index."""
     settings = settings or get_settings()
     pool = load_pool(settings=settings) if pool is None else pool
     if only_db:
-        pool, collection = scoped(pool, collection, only_db)
+        pool, collection = scoped(pool, collection, only_db, settings)
+        if not pool:
+            return Synced(0, 0)
     if not pool:
         raise DatasetError(f"no few-shot examples found (looked for Spider and BIRD train under {shared_data_dir()})")
     name = _collection_name(collection)
     with _open_collection(settings, name) as client:
-        return _sync(client, name, pool, store=_store_location(settings), show_progress=show_progress)
+        return Synced(len(pool), _sync(client, name, pool, store=_store_location(settings), show_progress=show_progress))
 
 
 def _sync(client, name: str, pool: Sequence[PoolEntry], *, store: str, show_progress: bool) -> int:
@@ -312,7 +320,7 @@ def _sync(client, name: str, pool: Sequence[PoolEntry], *, store: str, show_prog
         with progress_bar(f"embedding {len(new)} examples", len(new)) if show_progress else nullcontext(lambda n=1: None) as advance:
             for start in range(0, len(new), _UPSERT_BATCH):
                 batch = new[start : start + _UPSERT_BATCH]
-                keys = list(dict.fromkeys(e.key for e in batch))  # paraphrases often share one skeleton
+                keys = list(dict.fromkeys(e.key for e in batch))  # paraphrases often share one key
                 vectors = dict(zip(keys, embed(keys)))
                 client.upsert(name, points=[
                     models.PointStruct(id=e.point_id, vector=vectors[e.key].tolist(), payload={
@@ -365,7 +373,7 @@ def retrieve_examples(
     collection: str = COLLECTION,
 ) -> list[Example]:
     """The `k` pool examples whose keys are nearest the question's, best first, one per distinct SQL: by skeleton,
-    or within `only_db`'s examples by the question as asked.
+    or within `only_db`'s examples by the question as asked (`pipeline.examples_key`).
 
     `exclude_db` drops a whole database's examples and `exclude_question` drops the pool entry with that exact
     question text (case and spacing aside), so an evaluated question never sees itself. `only_db` keeps one
@@ -376,7 +384,7 @@ def retrieve_examples(
     settings = settings or get_settings()
     pool = load_pool(settings=settings) if pool is None else pool
     if only_db:
-        pool, collection = scoped(pool, collection, only_db)
+        pool, collection = scoped(pool, collection, only_db, settings)
         if not pool or only_db == exclude_db:
             return []  # nothing can match: no need to load the embedder or open the store
     must_not = []
@@ -384,7 +392,8 @@ def retrieve_examples(
         must_not.append(models.FieldCondition(key="db_id", match=models.MatchValue(value=exclude_db)))
     if exclude_question:
         must_not.append(models.FieldCondition(key="question_key", match=models.MatchValue(value=_question_key(exclude_question))))
-    vector = embed([question if only_db else question_skeleton(question, model, schema)])[0]
+    by_question = only_db and settings.pipeline.examples_key == "question"
+    vector = embed([question if by_question else question_skeleton(question, model, schema)])[0]
     name, store = _collection_name(collection), _store_location(settings)
     with _open_collection(settings, name) as client:
         if (store, name, _fingerprint(e.point_id for e in pool)) not in _SYNCED:

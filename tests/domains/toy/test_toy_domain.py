@@ -94,6 +94,47 @@ def test_its_examples_are_retrieved_for_its_databases(toy):
     assert found[0].question == "How many rides started at the Harbour station?"
 
 
+def test_the_example_audit_leaves_out_a_questions_own_template_family(toy, tmp_path, monkeypatch):
+    pytest.importorskip("qdrant_client")
+    pytest.importorskip("sentence_transformers")
+    import json
+
+    from askchain.eval.examples import audit_examples, template_families
+    from askchain.retrieval import examples
+
+    monkeypatch.setattr(examples, "default_sources", domain_sources)  # Spider's and BIRD's examples are never shown here
+    harbour, castle = "How many rides started at the Harbour station?", "How many rides started at the Castle station?"
+    bank = tmp_path / "bank.jsonl"
+    bank.write_text(json.dumps({  # a held-out question of the family of one of the domain's examples (Harbour)
+        "id": "t1", "split": "test", "family": "rides-from-station", "question": castle,
+        "gold_sql": "SELECT COUNT(*) FROM rides JOIN stations ON rides.station_id = stations.id WHERE stations.name = 'Castle'",
+    }) + "\n")
+    dataset = load_dataset("toy", bank, "test")
+    families = template_families(dataset)
+    assert families[castle] == families[harbour] == "rides-from-station"  # from the bank and the domain's example file
+    settings = get_settings().with_overrides(pipeline={"examples_k": 2})
+    seen = audit_examples(dataset, dataset.examples, {}, settings)
+    assert seen.rows[0]["examples"][0] == harbour and seen.best() == 1.0  # the same query but for its literal
+    unseen = audit_examples(dataset, dataset.examples, families, settings)
+    assert len(unseen.rows[0]["examples"]) == 2 and harbour not in unseen.rows[0]["examples"]
+    assert unseen.best() < 1.0
+
+
+def test_the_example_audit_runs_from_the_cli(toy, monkeypatch):
+    pytest.importorskip("qdrant_client")
+    pytest.importorskip("sentence_transformers")
+    from typer.testing import CliRunner
+
+    from askchain.cli import app
+    from askchain.retrieval import examples
+
+    monkeypatch.setattr(examples, "default_sources", domain_sources)  # Spider's and BIRD's examples are never shown here
+    done = CliRunner().invoke(app, ["eval", "examples", "toy"])
+    assert done.exit_code == 0, done.output
+    assert done.output.startswith("2 questions, 2 shown examples (up to 3 each) · gold SQL shape overlap: best ")
+    assert "rides" in done.output  # toy-1's category
+
+
 def test_its_evaluation_set_loads_by_its_command_word(toy):
     settings = get_settings()
     dataset = load_dataset("toy")
