@@ -271,8 +271,8 @@ def scoped(pool: Sequence[PoolEntry], collection: str, only_db: str, settings: S
 
     Within one schema, masking its names hides what tells its questions apart ("base fee" from "gas price"), and the
     questions as asked find examples that name more of what a question's gold query names. They also find fewer of
-    its form (a sum where a share is asked), which the 1.5B model copies: by skeleton it answered more of the
-    Ethereum test questions (docs/benchmarks.md, `askchain eval examples eth`)."""
+    its form (a sum where a share is asked), which the 1.5B model copies: by skeleton it answered as many Ethereum
+    test questions or more (docs/benchmarks.md, `askchain eval examples eth`)."""
     name = f"{collection}-{re.sub(r'[^A-Za-z0-9_-]', '_', only_db)}"
     entries = [e for e in pool if e.db_id == only_db]
     if settings.pipeline.examples_key == "skeleton":
