@@ -55,7 +55,7 @@ class PoolEntry:
     question: str
     sql: str
     db_id: str
-    #: The text embedded to find this entry: the masked skeleton, or within one database's collection the question.
+    #: The text embedded to find this entry: its masked skeleton, or its question (`pipeline.examples_key: question`).
     key: str
 
     @cached_property
