@@ -42,8 +42,8 @@ def test_the_audit_averages_over_the_questions_shown_examples_per_category():
         row("c", None, ["q4"], 0.0, 0.0),
         row("d", "fees", [], 0.0, 0.0),  # its database held out
     ])
-    assert (len(audit.shown), audit.best(), audit.mean(), audit.best(of="form")) == (3, 0.5, 1 / 3, 0.25)
-    assert {c: audit.best(rows) for c, rows in audit.by_category().items()} == {"-": 0.0, "fees": 0.75}
+    assert (len(audit.shown), audit.average("best"), audit.average("mean"), audit.average("form")) == (3, 0.5, 1 / 3, 0.25)
+    assert {c: audit.average("best", rows) for c, rows in audit.by_category().items()} == {"-": 0.0, "fees": 0.75}
     assert render_example_audit(audit).splitlines()[0] == (
         "4 questions, 3 shown examples (up to 2 each) · gold SQL shape overlap: best 0.500, mean 0.333, "
         "best names 1.000, best form 0.250")

@@ -5,17 +5,17 @@ A query's shape is the set of its tables, columns, functions and clause kinds (j
 operations ...); two shapes overlap by their Jaccard similarity. *Best* is the closest of a question's examples (what
 the model can copy from), *mean* the average over them. The overlap of the names alone (tables, columns) and of the
 form alone (functions, clauses) are reported beside it: an example can name the right data and compute it
-differently (a sum where a share is asked), which a small model then copies. Examples are retrieved with the pipeline's settings and call
-(skeletons by rules where the whole pool is searched). Examples of the question's own template family (a question
-bank row's `family`, in the evaluated file or a domain's example files) are left out as well as the question itself,
-as the test split's families are left out by construction: on the pool split, the figure says how retrieval does
-for a question of a kind it has not seen.
+differently (a sum where a share is asked), which a small model then copies. Examples are retrieved with the
+pipeline's settings and call (skeletons by rules where the whole pool is searched). Examples of the question's own
+template family (a question bank row's `family`, in the evaluated file or a domain's example files) are left out as
+well as the question itself, as the test split's families are left out by construction: on the pool split, the
+figure says how retrieval does for a question of a kind it has not seen.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
@@ -75,14 +75,10 @@ class ExampleAudit:
         """The questions that got examples (Spider's and BIRD's databases are held out, so theirs may get none)."""
         return [r for r in self.rows if r["examples"]]
 
-    def best(self, rows: list[dict] | None = None, of: str = "best") -> float | None:
-        """The average over questions of their closest example's overlap (`of`: best, names or form)."""
+    def average(self, of: str, rows: list[dict] | None = None) -> float | None:
+        """The average over questions (those shown examples, or `rows`) of one overlap: best, mean, names or form."""
         rows = self.shown if rows is None else rows
         return mean(r[of] for r in rows) if rows else None
-
-    def mean(self, rows: list[dict] | None = None) -> float | None:
-        rows = self.shown if rows is None else rows
-        return mean(r["mean"] for r in rows) if rows else None
 
     def by_category(self) -> dict[str, list[dict]]:
         groups: dict[str, list[dict]] = defaultdict(list)
@@ -116,9 +112,7 @@ def audit_examples(dataset: Dataset, questions: list[Example], families: dict[st
     k = settings.pipeline.examples_k
     if k <= 0:
         raise ConfigError(f"method {settings.pipeline.method} shows no examples (pipeline.examples_k is {k})")
-    siblings: dict[str, int] = defaultdict(int)
-    for family in families.values():
-        siblings[family] += 1
+    siblings = Counter(families.values())
     audit = ExampleAudit(k)
     with contextlib.ExitStack() as stack:
         engines = {}
@@ -147,10 +141,10 @@ def audit_examples(dataset: Dataset, questions: list[Example], families: dict[st
 
 
 def render_example_audit(audit: ExampleAudit) -> str:
-    figure = lambda v: "–" if v is None else f"{v:.3f}"  # noqa: E731
     def figures(rows: list[dict] | None = None) -> str:
-        return (f"best {figure(audit.best(rows))}, mean {figure(audit.mean(rows))}, best names "
-                f"{figure(audit.best(rows, 'names'))}, best form {figure(audit.best(rows, 'form'))}")
+        shown = {of: audit.average(of, rows) for of in ("best", "mean", "names", "form")}
+        text = {of: "–" if value is None else f"{value:.3f}" for of, value in shown.items()}
+        return f"best {text['best']}, mean {text['mean']}, best names {text['names']}, best form {text['form']}"
 
     lines = [f"{len(audit.rows)} questions, {len(audit.shown)} shown examples (up to {audit.k} each) · gold SQL shape "
              f"overlap: {figures()}"]

@@ -114,10 +114,10 @@ def test_the_example_audit_leaves_out_a_questions_own_template_family(toy, tmp_p
     assert families[castle] == families[harbour] == "rides-from-station"  # from the bank and the domain's example file
     settings = get_settings().with_overrides(pipeline={"examples_k": 2})
     seen = audit_examples(dataset, dataset.examples, {}, settings)
-    assert seen.rows[0]["examples"][0] == harbour and seen.best() == 1.0  # the same query but for its literal
+    assert seen.rows[0]["examples"][0] == harbour and seen.average("best") == 1.0  # the same query but for its literal
     unseen = audit_examples(dataset, dataset.examples, families, settings)
     assert len(unseen.rows[0]["examples"]) == 2 and harbour not in unseen.rows[0]["examples"]
-    assert unseen.best() < 1.0
+    assert unseen.average("best") < 1.0
 
 
 def test_the_example_audit_runs_from_the_cli(toy, monkeypatch):
