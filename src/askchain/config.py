@@ -86,7 +86,7 @@ class PipelineSettings(Section):
     method: str  # an entry of `methods`
     examples_k: int
     examples_scope: Literal["schema", "all"]
-    examples_key: Literal["question", "skeleton"]
+    examples_key: Literal["both", "question", "skeleton"]
     skeleton: Literal["rules", "llm"]
     qdrant_url: str | None
     schema_linking: Literal["auto", "always", "never"]

@@ -6,8 +6,8 @@ Qdrant: local mode, a folder per collection under `settings.paths.data("qdrant")
 `settings.pipeline.qdrant_url` (env ASKCHAIN_PIPELINE__QDRANT_URL). The index is synced to the pool on first use in
 a process (only new or changed pool entries are embedded), so a growing domain question file costs seconds, not a
 rebuild. Examples restricted to one database (the default `examples_scope: schema`) come from a collection of that
-database's entries alone, synced in seconds instead of the whole pool's minutes; there `pipeline.examples_key:
-question` finds them by the question as asked instead of its skeleton.
+database's entries alone, synced in seconds instead of the whole pool's minutes; there `pipeline.examples_key`
+finds them by skeleton, by the question as asked, or by both similarities summed.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 import warnings
+from collections import defaultdict
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
@@ -55,7 +56,7 @@ class PoolEntry:
     question: str
     sql: str
     db_id: str
-    #: The text embedded to find this entry: its masked skeleton, or its question (`pipeline.examples_key: question`).
+    #: The text embedded to find this entry: its masked skeleton, or its question (`pipeline.examples_key`).
     key: str
 
     @cached_property
@@ -265,17 +266,21 @@ def _store_errors(fn):
     return guarded
 
 
-def scoped(pool: Sequence[PoolEntry], collection: str, only_db: str, settings: Settings) -> tuple[list[PoolEntry], str]:
-    """One database's examples and their collection: they live in one of their own, seconds to sync where the
-    whole pool takes minutes. Keyed by their skeletons, or by their questions as asked (`pipeline.examples_key`).
+#: What finds one database's examples, by `pipeline.examples_key`: the keys whose similarities are summed.
+KEYS = {"skeleton": ("skeleton",), "question": ("question",), "both": ("skeleton", "question")}
+
+
+def scoped(pool: Sequence[PoolEntry], collection: str, only_db: str, key: str) -> tuple[list[PoolEntry], str]:
+    """One database's examples and their collection, keyed by their skeletons or by their questions as asked: they
+    live in one of their own, seconds to sync where the whole pool takes minutes.
 
     Within one schema, masking its names hides what tells its questions apart ("base fee" from "gas price"), and the
     questions as asked find examples that name more of what a question's gold query names. They also find fewer of
-    its form (a sum where a share is asked), which the 1.5B model copies: by skeleton it answered as many Ethereum
-    test questions or more (docs/benchmarks.md, `askchain eval examples eth`)."""
+    its form (a sum where a share is asked), which the 1.5B model copies; ranked by both similarities summed,
+    examples show more of both (docs/benchmarks.md, `askchain eval examples eth --split pool`)."""
     name = f"{collection}-{re.sub(r'[^A-Za-z0-9_-]', '_', only_db)}"
     entries = [e for e in pool if e.db_id == only_db]
-    if settings.pipeline.examples_key == "skeleton":
+    if key == "skeleton":
         return entries, name
     return [replace(e, key=e.question) for e in entries], f"{name}-by-question"
 
@@ -295,14 +300,20 @@ def build_example_index(
     settings = settings or get_settings()
     pool = load_pool(settings=settings) if pool is None else pool
     if only_db:
-        pool, collection = scoped(pool, collection, only_db, settings)
-        if not pool:
-            return Synced(0, 0)
+        added = 0
+        for key in KEYS[settings.pipeline.examples_key]:
+            entries, name = scoped(pool, collection, only_db, key)
+            if entries:
+                added += _sync_collection(settings, _collection_name(name), entries, show_progress)
+        return Synced(sum(e.db_id == only_db for e in pool), added)
     if not pool:
         raise DatasetError(f"no few-shot examples found (looked for Spider and BIRD train under {shared_data_dir()})")
-    name = _collection_name(collection)
+    return Synced(len(pool), _sync_collection(settings, _collection_name(collection), pool, show_progress))
+
+
+def _sync_collection(settings: Settings, name: str, pool: Sequence[PoolEntry], show_progress: bool) -> int:
     with _open_collection(settings, name) as client:
-        return Synced(len(pool), _sync(client, name, pool, store=_store_location(settings), show_progress=show_progress))
+        return _sync(client, name, pool, store=_store_location(settings), show_progress=show_progress)
 
 
 def _sync(client, name: str, pool: Sequence[PoolEntry], *, store: str, show_progress: bool) -> int:
@@ -373,7 +384,7 @@ def retrieve_examples(
     collection: str = COLLECTION,
 ) -> list[Example]:
     """The `k` pool examples whose keys are nearest the question's, best first, one per distinct SQL: by skeleton,
-    or within `only_db`'s examples by the question as asked (`pipeline.examples_key`).
+    or within `only_db`'s examples by the question as asked or by both similarities summed (`pipeline.examples_key`).
 
     `exclude_db` drops a whole database's examples and `exclude_question` drops the pool entry with that exact
     question text (case and spacing aside), so an evaluated question never sees itself. `only_db` keeps one
@@ -384,28 +395,41 @@ def retrieve_examples(
     settings = settings or get_settings()
     pool = load_pool(settings=settings) if pool is None else pool
     if only_db:
-        pool, collection = scoped(pool, collection, only_db, settings)
-        if not pool or only_db == exclude_db:
+        if only_db == exclude_db or not any(e.db_id == only_db for e in pool):
             return []  # nothing can match: no need to load the embedder or open the store
+        searches = [(key, *scoped(pool, collection, only_db, key)) for key in KEYS[settings.pipeline.examples_key]]
+    else:
+        searches = [("skeleton", list(pool), collection)]
     must_not = []
     if exclude_db:
         must_not.append(models.FieldCondition(key="db_id", match=models.MatchValue(value=exclude_db)))
     if exclude_question:
         must_not.append(models.FieldCondition(key="question_key", match=models.MatchValue(value=_question_key(exclude_question))))
-    by_question = only_db and settings.pipeline.examples_key == "question"
-    vector = embed([question if by_question else question_skeleton(question, model, schema)])[0]
-    name, store = _collection_name(collection), _store_location(settings)
+    # One search ranks its top few; summed similarities need every entry's from each (one database's: hundreds).
+    limit = max(k * 3, k) if len(searches) == 1 else len(searches[0][1])
+    scores: dict[tuple[str, str, str], float] = defaultdict(float)
+    for key, entries, name in searches:
+        vector = embed([question if key == "question" else question_skeleton(question, model, schema)])[0]
+        for hit in _search(settings, _collection_name(name), entries, vector, limit, must_not):
+            scores[(hit.payload["question"], hit.payload["sql"], hit.payload["db_id"])] += float(hit.score)
+    examples, seen = [], set()
+    for (text, sql, db_id), score in sorted(scores.items(), key=lambda item: -item[1]):
+        sql_key = (db_id, " ".join(sql.split()).lower())
+        if sql_key not in seen:
+            seen.add(sql_key)
+            examples.append(Example(text, sql, db_id, score))
+    return examples[:k]
+
+
+def _search(settings: Settings, name: str, pool: Sequence[PoolEntry], vector, limit: int, must_not: list) -> list:
+    """The nearest points of one collection, synced to `pool` first if this process has not yet done so."""
+    from qdrant_client import models
+
+    store = _store_location(settings)
     with _open_collection(settings, name) as client:
         if (store, name, _fingerprint(e.point_id for e in pool)) not in _SYNCED:
             _sync(client, name, pool, store=store, show_progress=True)
-        hits = client.query_points(
-            name, query=vector.tolist(), limit=max(k * 3, k),
+        return client.query_points(
+            name, query=vector.tolist(), limit=limit,
             query_filter=models.Filter(must_not=must_not) if must_not else None,
         ).points
-    examples, seen = [], set()
-    for hit in hits:
-        sql_key = (hit.payload["db_id"], " ".join(hit.payload["sql"].split()).lower())
-        if sql_key not in seen:
-            seen.add(sql_key)
-            examples.append(Example(hit.payload["question"], hit.payload["sql"], hit.payload["db_id"], float(hit.score)))
-    return examples[:k]
