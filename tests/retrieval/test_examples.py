@@ -65,6 +65,22 @@ def test_within_one_database_the_question_as_asked_tells_apart_what_its_skeleton
         assert best.sql == sql and best.score > other.score
 
 
+def test_both_keys_rank_by_the_sum_of_the_skeleton_and_question_similarities(settings, pool):
+    question = "How many department heads are older than 60?"
+    by = {key: settings.with_overrides(pipeline={"examples_key": key}) for key in ("skeleton", "question", "both")}
+    found = {key: retrieve_examples(question, 3, only_db="dept", settings=s, pool=pool) for key, s in by.items()}
+    alone = {key: {e.sql: e.score for e in found[key]} for key in ("skeleton", "question")}
+    assert [e.sql for e in found["both"]] == sorted(alone["skeleton"], key=lambda sql: -(alone["skeleton"][sql] + alone["question"][sql]))
+    for example in found["both"]:
+        assert example.score == pytest.approx(alone["skeleton"][example.sql] + alone["question"][example.sql])
+
+
+def test_both_keys_sync_both_collections_of_a_database(settings, pool):
+    both = settings.with_overrides(pipeline={"examples_key": "both"})
+    assert build_example_index(both, pool=pool, only_db="dept", show_progress=False) == (3, 6)
+    assert build_example_index(settings, pool=pool, only_db="dept", show_progress=False) == (3, 0)  # the skeletons'
+
+
 def test_index_sync_embeds_only_new_entries(settings, pool):
     assert build_example_index(settings, pool=pool[:5], show_progress=False) == (5, 5)
     assert build_example_index(settings, pool=pool, show_progress=False) == (len(pool), len(pool) - 5)
