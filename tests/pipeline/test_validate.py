@@ -182,8 +182,8 @@ FAILED = "receipt_status = 0"
      f"IEEE_DIVIDE(COUNTIF({FAILED}), COUNT(*))"),
     (f"SELECT SUM(IF({FAILED}, value, 0)) / SUM(value) FROM transactions WHERE {FAILED}",
      f"SUM(IF({FAILED}, value, 0)) / SUM(value)"),
-    (f"SELECT SUM(CASE WHEN {FAILED} THEN 1 ELSE 0 END) * 1.0 / COUNT(*) FROM transactions WHERE {FAILED} "
-     "GROUP BY transaction_type", f"SUM(CASE WHEN {FAILED} THEN 1 ELSE 0 END) * 1.0 / COUNT(*)"),
+    (f"SELECT transaction_type, SUM(CASE WHEN {FAILED} THEN 1 ELSE 0 END) * 1.0 / COUNT(*) FROM transactions "
+     f"WHERE {FAILED} GROUP BY transaction_type", f"SUM(CASE WHEN {FAILED} THEN 1 ELSE 0 END) * 1.0 / COUNT(*)"),
     # the condition qualified on one side only; a share as an average
     (f"SELECT AVG(IF(t.{FAILED}, 1, 0)) FROM transactions AS t WHERE {FAILED}", f"AVG(IF(t.{FAILED}, 1, 0))"),
     # the share of all rows, a count that is only redundant, and amounts that are no share are fine
@@ -370,3 +370,38 @@ def test_a_literal_copied_from_a_shortened_example_value_is_an_error(concert_db)
     findings = validate_sql("SELECT Name FROM singer WHERE Name = '0x00000000000000ad…'", schema)
     assert any("shortened example" in e for e in findings.errors)
     assert validate_sql("SELECT Name FROM singer WHERE Name = 'Joe Sharp'", schema).ok
+
+
+GROUPS_NOT_SHOWN = "gives one row per group, but the result shows only aggregates"
+
+
+@pytest.mark.parametrize("sql,grouped", [
+    # what the 1.5B model wrote for "how many addresses hold less than 1 ETH, 1 to 10 ETH, ...?" (the buckets lost)
+    ("SELECT COUNT(*) AS count FROM (SELECT CASE WHEN Age < 30 THEN 'young' ELSE 'old' END AS bucket FROM singer) "
+     "AS b GROUP BY bucket", "bucket"),
+    # "what is the maximum accelerate for all the different cylinders?" (Spider): the cylinders lost
+    ("SELECT MAX(Capacity) FROM stadium GROUP BY Location", "Location"),
+    # one figure over the groups asked, one row per group answered
+    ("SELECT COUNT(*) FROM singer GROUP BY Country HAVING COUNT(*) > 2", "Country"),
+    ("SELECT MAX(Age) FROM singer GROUP BY Country UNION SELECT MIN(Age) FROM singer", "Country"),
+    # the group is shown: as a column, renamed, as an expression, by an aggregate that is the group's own value
+    ("SELECT Country, COUNT(*) FROM singer GROUP BY Country", None),
+    ("SELECT Country AS c, COUNT(*) FROM singer GROUP BY Country", None),
+    ("SELECT UPPER(Country), COUNT(*) FROM singer GROUP BY UPPER(Country)", None),
+    ("SELECT AVG(Age), AVG(Song_release_year) FROM singer GROUP BY Song_release_year", None),
+    ("SELECT s.Name, COUNT(*) FROM singer AS s GROUP BY s.Singer_ID", None),  # by id, named by name
+    ("SELECT COUNT(*) FROM singer GROUP BY 1", None),  # by position: the projection is the group
+    # grouping inside a subquery or a CTE, aggregated again outside, and no grouping at all
+    ("SELECT AVG(n) FROM (SELECT COUNT(*) AS n FROM singer GROUP BY Country) AS t", None),
+    ("WITH c AS (SELECT COUNT(*) AS n FROM singer GROUP BY Country) SELECT MAX(n) FROM c", None),
+    ("SELECT COUNT(*) FROM singer", None),
+])
+def test_a_grouped_result_that_shows_no_group_is_sent_back(schema, sql, grouped):
+    findings = validate_sql(sql, schema)
+    assert not internal_failures(findings), findings
+    found = [e for e in findings.errors if GROUPS_NOT_SHOWN in e]
+    if grouped is None:
+        assert not found, findings
+    else:
+        assert found == [f"GROUP BY {grouped} {GROUPS_NOT_SHOWN}, so no row says which group it is: select {grouped} "
+                         "beside them, or, for one figure over all the groups, aggregate the grouped rows in an outer query"]

@@ -1,7 +1,7 @@
 """Static checks before execution: parse, hallucinated tables/columns/functions, joins off the key graph,
-aggregates mixed with plain columns, one expression under two names, a number column compared with words,
-arrays used as values, amounts shown in a base unit (wei), SELECT *. Errors send a candidate to revision instead
-of the database."""
+aggregates mixed with plain columns, grouped results that do not show their groups, one expression under two
+names, a number column compared with words, arrays used as values, amounts shown in a base unit (wei), SELECT *.
+Errors send a candidate to revision instead of the database."""
 
 from __future__ import annotations
 
@@ -94,6 +94,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     _guarded(findings, _check_aggregates, written, schema.dialect, findings)
     _guarded(findings, _check_repeated_expressions, written, schema.dialect, findings)
     _guarded(findings, _check_shares_of_the_filter, written, schema.dialect, findings)
+    _guarded(findings, _check_groups_shown, written, schema.dialect, findings)
     _guarded(findings, _check_text_against_numbers, tree, schema, findings)
     _guarded(findings, _check_arrays_as_values, tree, schema, findings)
     if shown_units:
@@ -280,6 +281,42 @@ def _check_shares_of_the_filter(tree: exp.Expression, dialect: str, findings: Fi
                 findings.errors.append(f"{share.sql(dialect=dialect)} is always 100 % of the rows: WHERE keeps only "
                                        f"rows with {written}; take {written} out of WHERE so the share is of all rows")
                 return
+
+
+#: Aggregates that, taken of a grouped expression, are that expression: each says which group its row is.
+SAME_WITHIN_A_GROUP = (exp.Min, exp.Max, exp.Avg, exp.AnyValue)
+
+
+def _check_groups_shown(tree: exp.Expression, dialect: str, findings: Findings) -> None:
+    """A grouped result of aggregates alone (`SELECT COUNT(*) ... GROUP BY bucket`): one row per group, none saying
+    which, so a breakdown cannot be read, and a question asking one figure over the groups gets many rows. Only the
+    result's SELECTs count: a subquery may group rows only to aggregate them again."""
+    for select in _result_selects(tree):
+        group = select.args.get("group")
+        keys = [key for key in (group.expressions if group else []) if not isinstance(key, exp.Literal)]
+        if not keys or len(keys) < len(group.expressions):
+            continue  # no grouping, or by position: that projection is the group
+        grouped = {_bare_sql(key, dialect) for key in keys}
+
+        def shows_group(projection: exp.Expression) -> bool:
+            value = projection.unalias()
+            return not _owned_by(select, projection, exp.AggFunc) or (
+                isinstance(value, SAME_WITHIN_A_GROUP) and _bare_sql(value.this, dialect) in grouped)
+
+        if not any(shows_group(p) for p in select.expressions):
+            key = keys[0].sql(dialect=dialect)
+            findings.errors.append(
+                f"GROUP BY {', '.join(k.sql(dialect=dialect) for k in keys)} gives one row per group, but the result "
+                f"shows only aggregates, so no row says which group it is: select {key} beside them, or, for one "
+                "figure over all the groups, aggregate the grouped rows in an outer query")
+
+
+def _result_selects(tree: exp.Expression) -> list[exp.Select]:
+    """The SELECTs whose rows are the result, as written: the query's own, or each branch of a set operation."""
+    tree = tree.unnest()
+    if isinstance(tree, exp.SetOperation):
+        return _result_selects(tree.this) + _result_selects(tree.expression)
+    return [tree] if isinstance(tree, exp.Select) else []
 
 
 def _of_all_rows(part: exp.Expression, kept: set[str],
