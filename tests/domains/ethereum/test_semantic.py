@@ -102,6 +102,11 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     ("How many transactions failed in the last 7 days?",
      f"SELECT COUNT(*) FROM {T} WHERE receipt_status = 0 AND DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 30 DAY)",
      "INTERVAL 7 DAY"),
+    # what the 1.5B model wrote for "how much ETH was spent in fees on contract deployments in the last 7 days?"
+    ("How much ETH was spent in fees on contract deployments in the last 7 days?",
+     f"SELECT SUM(receipt_gas_used * receipt_effective_gas_price) / 1e18 FROM {T} "
+     "WHERE DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND to_address IS NULL",
+     "not the one day 7 days ago"),
     ("How much ETH was burned yesterday?",
      f"SELECT SUM(gas_used * 1) / 1e18 FROM {B} WHERE DATE(timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)",
      "base_fee_per_gas * gas_used"),
