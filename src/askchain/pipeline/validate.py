@@ -291,7 +291,10 @@ def _check_groups_shown(tree: exp.Expression, dialect: str, findings: Findings) 
     """A grouped result of aggregates alone (`SELECT COUNT(*) ... GROUP BY bucket`): one row per group, none saying
     which, so a breakdown cannot be read, and a question asking one figure over the groups gets many rows. Only the
     result's SELECTs count: a subquery may group rows only to aggregate them again."""
-    for select in _result_selects(tree):
+    root = build_scope(tree)
+    if root is None:
+        return
+    for select in (scope.expression for scope in _result_scopes(root)):
         group = select.args.get("group")
         keys = [key for key in (group.expressions if group else []) if not isinstance(key, exp.Literal)]
         if not keys or len(keys) < len(group.expressions):
@@ -309,14 +312,6 @@ def _check_groups_shown(tree: exp.Expression, dialect: str, findings: Findings) 
                 f"GROUP BY {', '.join(k.sql(dialect=dialect) for k in keys)} gives one row per group, but the result "
                 f"shows only aggregates, so no row says which group it is: select {key} beside them, or, for one "
                 "figure over all the groups, aggregate the grouped rows in an outer query")
-
-
-def _result_selects(tree: exp.Expression) -> list[exp.Select]:
-    """The SELECTs whose rows are the result, as written: the query's own, or each branch of a set operation."""
-    tree = tree.unnest()
-    if isinstance(tree, exp.SetOperation):
-        return _result_selects(tree.this) + _result_selects(tree.expression)
-    return [tree] if isinstance(tree, exp.Select) else []
 
 
 def _of_all_rows(part: exp.Expression, kept: set[str],

@@ -270,9 +270,12 @@ def _store_errors(fn):
 KEYS = {"skeleton": ("skeleton",), "question": ("question",), "both": ("skeleton", "question")}
 
 
-def scoped(pool: Sequence[PoolEntry], collection: str, only_db: str, key: str) -> tuple[list[PoolEntry], str]:
-    """One database's examples and their collection, keyed by their skeletons or by their questions as asked: they
-    live in one of their own, seconds to sync where the whole pool takes minutes.
+def scoped(
+    pool: Sequence[PoolEntry], collection: str, only_db: str, keys: Sequence[str],
+) -> list[tuple[str, list[PoolEntry], str]]:
+    """One database's examples, keyed each way `keys` names (their skeletons, or their questions as asked), with the
+    collection each lives in: one of their own, seconds to sync where the whole pool takes minutes. Empty when the
+    database has no examples.
 
     Within one schema, masking its names hides what tells its questions apart ("base fee" from "gas price"), and the
     questions as asked find examples that name more of what a question's gold query names. They also find fewer of
@@ -280,9 +283,10 @@ def scoped(pool: Sequence[PoolEntry], collection: str, only_db: str, key: str) -
     examples show more of both (docs/benchmarks.md, `askchain eval examples eth --split pool`)."""
     name = f"{collection}-{re.sub(r'[^A-Za-z0-9_-]', '_', only_db)}"
     entries = [e for e in pool if e.db_id == only_db]
-    if key == "skeleton":
-        return entries, name
-    return [replace(e, key=e.question) for e in entries], f"{name}-by-question"
+    if not entries:
+        return []
+    return [(key, entries, name) if key == "skeleton" else
+            (key, [replace(e, key=e.question) for e in entries], f"{name}-by-question") for key in keys]
 
 
 class Synced(NamedTuple):
@@ -300,12 +304,10 @@ def build_example_index(
     settings = settings or get_settings()
     pool = load_pool(settings=settings) if pool is None else pool
     if only_db:
-        added = 0
-        for key in KEYS[settings.pipeline.examples_key]:
-            entries, name = scoped(pool, collection, only_db, key)
-            if entries:
-                added += _sync_collection(settings, _collection_name(name), entries, show_progress)
-        return Synced(sum(e.db_id == only_db for e in pool), added)
+        searches = scoped(pool, collection, only_db, KEYS[settings.pipeline.examples_key])
+        added = sum(_sync_collection(settings, _collection_name(name), entries, show_progress)
+                    for _, entries, name in searches)
+        return Synced(len(searches[0][1]) if searches else 0, added)
     if not pool:
         raise DatasetError(f"no few-shot examples found (looked for Spider and BIRD train under {shared_data_dir()})")
     return Synced(len(pool), _sync_collection(settings, _collection_name(collection), pool, show_progress))
@@ -395,9 +397,10 @@ def retrieve_examples(
     settings = settings or get_settings()
     pool = load_pool(settings=settings) if pool is None else pool
     if only_db:
-        if only_db == exclude_db or not any(e.db_id == only_db for e in pool):
+        keys = KEYS[settings.pipeline.examples_key]
+        searches = [] if only_db == exclude_db else scoped(pool, collection, only_db, keys)
+        if not searches:
             return []  # nothing can match: no need to load the embedder or open the store
-        searches = [(key, *scoped(pool, collection, only_db, key)) for key in KEYS[settings.pipeline.examples_key]]
     else:
         searches = [("skeleton", list(pool), collection)]
     must_not = []
