@@ -27,6 +27,8 @@ LAYER = Layer([
     ("shares of ETH-based tokens", []),  # whole words only: not "share" in "shares", not "ETH" in "ETH-based"
     ("How many blocks?", []),
     ("What share of blocks, in percent?", ["percent"]),  # a share asked in percent is a percentage
+    ("USD-Coin transfers", ["usdc"]),  # a hyphen joins a term's words as a space does
+    ("ETH burned-in fees", ["eth"]),  # but a term is not the start of a hyphenated compound
 ])
 def test_entries_are_matched_as_whole_phrases_longest_first(question, names):
     assert [r.entry.name for r in LAYER.match(question)] == names

@@ -181,7 +181,9 @@ class Layer:
 
 
 def _term_pattern(term: str) -> re.Pattern:
-    words = r"\s+".join(re.escape(w) for w in term.split())
+    """A term's words joined by spaces or hyphens ("contract creation" in "contract-creation transactions"), never
+    inside a longer word or hyphenated compound ("failed" is not in "non-failed")."""
+    words = r"[\s-]+".join(re.escape(w) for w in term.split())
     return re.compile(rf"(?<![\w-]){words}(?![\w-])", re.IGNORECASE)
 
 
