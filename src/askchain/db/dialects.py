@@ -81,3 +81,13 @@ def column_type(type_text: str, dialect: str) -> exp.DataType:
 
 def is_numeric(type_text: str, dialect: str) -> bool:
     return column_type(type_text, dialect).is_type(*exp.DataType.NUMERIC_TYPES)
+
+
+#: Per dialect, the functions other dialects take a date part with (DuckDB's and MySQL's `DAYOFWEEK(ts)`,
+#: `YEAR(ts)`) that this one lacks, and the part its EXTRACT takes instead. BigQuery rejects the calls, and the local
+#: DuckDB copy runs them with DuckDB's numbering (DAYOFWEEK 0-6 from Sunday, where GoogleSQL's is 1-7).
+EXTRACT_PARTS: dict[str, dict[str, str]] = {
+    "bigquery": {"DAYOFWEEK": "DAYOFWEEK", "DAYOFMONTH": "DAY", "DAYOFYEAR": "DAYOFYEAR", "WEEKOFYEAR": "ISOWEEK",
+                 "YEAR": "YEAR", "QUARTER": "QUARTER", "MONTH": "MONTH", "DAY": "DAY", "HOUR": "HOUR",
+                 "MINUTE": "MINUTE", "SECOND": "SECOND"},
+}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from sqlglot.errors import SqlglotError
+from sqlglot.tokens import Token, TokenType
 
 from askchain.db.dialects import parse_one, parse_statements
 
@@ -86,3 +87,19 @@ def apply_edits(sql: str, edits: list[Edit]) -> tuple[str, list[str]]:
     for start, end, text, _ in sorted(edits, reverse=True):
         sql = sql[:start] + text + sql[end + 1:]
     return sql, [note for *_, note in sorted(edits)]
+
+
+def call_arguments(sql: str, tokens: list[Token], i: int) -> tuple[list[str], int] | None:
+    """The arguments written in the call named by `tokens[i]` (split at its top-level commas) and the position of its
+    closing parenthesis; None when no parenthesis follows the name or none closes it."""
+    if i + 1 >= len(tokens) or tokens[i + 1].token_type != TokenType.L_PAREN:
+        return None
+    depth, start, written = 0, tokens[i + 1].end + 1, []
+    for token in tokens[i + 1:]:
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        if depth == 1 and token.token_type == TokenType.COMMA or depth == 0:
+            written.append(sql[start:token.start].strip())
+            start = token.end + 1
+        if depth == 0:
+            return written, token.start
+    return None

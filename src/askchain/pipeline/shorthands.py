@@ -17,7 +17,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType
 
-from askchain.generation.sql_text import Edit, apply_edits
+from askchain.generation.sql_text import Edit, apply_edits, call_arguments
 from askchain.semantic.layer import PLACEHOLDER, SHORTHAND_PARAMETERS, Shorthand
 
 #: Tokens an expansion may follow or precede without parentheses: only AND and OR bind more loosely than what a
@@ -52,7 +52,7 @@ def expand_shorthands(sql: str, dialect: str, shorthands: Iterable[Shorthand]) -
     edits: list[Edit] = []
     for i, token in enumerate(tokens):
         shorthand = by_name.get(token.text.upper()) if token.token_type == TokenType.VAR else None
-        call = _arguments(sql, tokens, i) if shorthand else None
+        call = call_arguments(sql, tokens, i) if shorthand else None
         if call is None:
             continue
         written, end = call
@@ -92,22 +92,6 @@ def write_short(text: str, shorthands: Iterable[Shorthand]) -> str:
 
 def _is(token: Token | None, kinds: set[TokenType]) -> bool:
     return token is None or token.token_type in kinds
-
-
-def _arguments(sql: str, tokens: list[Token], i: int) -> tuple[list[str], int] | None:
-    """The arguments written in the call named by `tokens[i]` (split at its top-level commas) and the position of its
-    closing parenthesis; None when no parenthesis follows the name or none closes it."""
-    if i + 1 >= len(tokens) or tokens[i + 1].token_type != TokenType.L_PAREN:
-        return None
-    depth, start, written = 0, tokens[i + 1].end + 1, []
-    for token in tokens[i + 1:]:
-        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
-        if depth == 1 and token.token_type == TokenType.COMMA or depth == 0:
-            written.append(sql[start:token.start].strip())
-            start = token.end + 1
-        if depth == 0:
-            return written, token.start
-    return None
 
 
 def _fill(template: str, values: dict[str, str]) -> str:

@@ -26,6 +26,7 @@ from askchain.llm.base import Message
 from askchain.pipeline import abstain, confidence as confidence_rules
 from askchain.pipeline.aliases import own_column_names
 from askchain.pipeline.coverage import Coverage, coverage
+from askchain.pipeline.date_parts import extract_date_parts
 from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
 from askchain.pipeline.ranking import show_ranking_measure
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
@@ -267,13 +268,14 @@ def shorthands(run: Run) -> tuple[Shorthand, ...]:
 
 
 def repairer(run: Run) -> Callable[[Candidate], Candidate]:
-    """Each candidate repaired by the domain layer's rules before validation: shorthands expanded, column aliases
-    renamed to the tables' own columns, addresses compared with 32-byte words padded, a ranked answer's measure
-    shown. Candidates are unchanged without validation (the methods that measure the model alone) or a domain."""
-    layer = repaired_layer(run)
-    if not layer:
+    """Each candidate repaired before validation: date parts taken with functions the dialect lacks written as its
+    EXTRACT, and by the domain layer's rules: shorthands expanded, column aliases renamed to the tables' own columns,
+    addresses compared with 32-byte words padded, a ranked answer's measure shown. Candidates are unchanged without
+    validation (the methods that measure the model alone)."""
+    if not run.settings.pipeline.validation:
         return lambda candidate: candidate
-    rules: list[Callable[[str], tuple[str, list[str]]]] = []
+    layer = repaired_layer(run) or Layer([])
+    rules: list[Callable[[str], tuple[str, list[str]]]] = [lambda sql: extract_date_parts(sql, run.dialect)]
     if layer.shorthands:
         rules.append(lambda sql: expand_shorthands(sql, run.dialect, layer.shorthands))
     if layer.column_aliases:
