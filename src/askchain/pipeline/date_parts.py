@@ -1,6 +1,6 @@
 """A date part taken with a function the query's dialect lacks is written as the dialect's EXTRACT.
 
-The 1.5B model often writes DuckDB's or MySQL's `DAYOFWEEK(block_timestamp)` or `YEAR(ts)` in GoogleSQL. BigQuery
+The 1.5B model sometimes writes DuckDB's or MySQL's `DAYOFWEEK(block_timestamp)` or `YEAR(ts)` in GoogleSQL. BigQuery
 rejects the call, and the local DuckDB copy runs it with DuckDB's own numbering (days of the week 0-6), so the query
 answers with other numbers than it would as `EXTRACT(DAYOFWEEK FROM block_timestamp)` (1-7), which is what it means
 and what runs on BigQuery. The dialect's table (`EXTRACT_PARTS`) says which calls and parts."""
