@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Collection, NamedTuple
 
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType
 
@@ -89,7 +91,36 @@ def apply_edits(sql: str, edits: list[Edit]) -> tuple[str, list[str]]:
     return sql, [note for *_, note in sorted(edits)]
 
 
-def call_arguments(sql: str, tokens: list[Token], i: int) -> tuple[list[str], int] | None:
+class Call(NamedTuple):
+    """A call of a named function as written: its name (upper case), its position among the tokens, the first
+    character of its name and the position of its closing parenthesis, and its arguments (split at top-level commas)."""
+    name: str
+    index: int
+    start: int
+    end: int
+    arguments: list[str]
+
+
+def named_calls(sql: str, dialect: str, names: Collection[str]) -> tuple[list[Token], list[Call]]:
+    """`sql`'s tokens and its calls of the functions `names` names (upper case), for rules that rewrite such calls
+    where they are written; no calls when `sql` names none of them or sqlglot cannot tokenize it. A name that no
+    parenthesis follows, or whose parenthesis never closes, is no call."""
+    if not names or not any(name in sql.upper() for name in names):
+        return [], []
+    try:
+        tokens = Dialect.get_or_raise(dialect).tokenize(sql)
+    except SqlglotError:
+        return [], []
+    calls = []
+    for i, token in enumerate(tokens):
+        if token.token_type == TokenType.VAR and token.text.upper() in names:
+            found = _call_arguments(sql, tokens, i)
+            if found:
+                calls.append(Call(token.text.upper(), i, token.start, found[1], found[0]))
+    return tokens, calls
+
+
+def _call_arguments(sql: str, tokens: list[Token], i: int) -> tuple[list[str], int] | None:
     """The arguments written in the call named by `tokens[i]` (split at its top-level commas) and the position of its
     closing parenthesis; None when no parenthesis follows the name or none closes it."""
     if i + 1 >= len(tokens) or tokens[i + 1].token_type != TokenType.L_PAREN:

@@ -7,12 +7,10 @@ and what runs on BigQuery. The dialect's table (`EXTRACT_PARTS`) says which call
 
 from __future__ import annotations
 
-from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
 from askchain.db.dialects import EXTRACT_PARTS
-from askchain.generation.sql_text import apply_edits, call_arguments
+from askchain.generation.sql_text import apply_edits, named_calls
 
 
 def extract_date_parts(sql: str, dialect: str) -> tuple[str, list[str]]:
@@ -20,21 +18,12 @@ def extract_date_parts(sql: str, dialect: str) -> tuple[str, list[str]]:
     rewritten ("DAYOFWEEK(timestamp) written as EXTRACT(DAYOFWEEK FROM timestamp)"); a qualified name (`t.year`) or a
     call of another arity is left as written."""
     parts = EXTRACT_PARTS.get(dialect, {})
-    if not parts or not any(name in sql.upper() for name in parts):
-        return sql, []
-    try:
-        tokens = Dialect.get_or_raise(dialect).tokenize(sql)
-    except SqlglotError:
-        return sql, []
+    tokens, calls = named_calls(sql, dialect, parts)
     edits = []
-    for i, token in enumerate(tokens):
-        part = parts.get(token.text.upper()) if token.token_type == TokenType.VAR else None
-        if part is None or i and tokens[i - 1].token_type == TokenType.DOT:
+    for call in calls:
+        qualified = call.index and tokens[call.index - 1].token_type == TokenType.DOT
+        if qualified or len(call.arguments) != 1 or not call.arguments[0]:
             continue
-        call = call_arguments(sql, tokens, i)
-        if call is None or len(call[0]) != 1 or not call[0][0]:
-            continue
-        (argument,), end = call
-        text = f"EXTRACT({part} FROM {argument})"
-        edits.append((token.start, end, text, f"{' '.join(sql[token.start:end + 1].split())} written as {text}"))
+        text = f"EXTRACT({parts[call.name]} FROM {call.arguments[0]})"
+        edits.append((call.start, call.end, text, f"{' '.join(sql[call.start:call.end + 1].split())} written as {text}"))
     return apply_edits(sql, edits)

@@ -13,11 +13,9 @@ import re
 from functools import cache
 from typing import Iterable
 
-from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType
 
-from askchain.generation.sql_text import Edit, apply_edits, call_arguments
+from askchain.generation.sql_text import Edit, apply_edits, named_calls
 from askchain.semantic.layer import PLACEHOLDER, SHORTHAND_PARAMETERS, Shorthand
 
 #: Tokens an expansion may follow or precede without parentheses: only AND and OR bind more loosely than what a
@@ -43,23 +41,14 @@ def expand_shorthands(sql: str, dialect: str, shorthands: Iterable[Shorthand]) -
     for a date) is read as the condition on that column, which is the only reading that runs. A call inside a string
     or with other arguments is left as written (executing it fails, and the error goes to revision)."""
     by_name = {shorthand.name: shorthand for shorthand in shorthands}
-    if not by_name or not any(name in sql.upper() for name in by_name):
-        return sql, []
-    try:
-        tokens = Dialect.get_or_raise(dialect).tokenize(sql)
-    except SqlglotError:
-        return sql, []
+    tokens, calls = named_calls(sql, dialect, by_name)
     edits: list[Edit] = []
-    for i, token in enumerate(tokens):
-        shorthand = by_name.get(token.text.upper()) if token.token_type == TokenType.VAR else None
-        call = call_arguments(sql, tokens, i) if shorthand else None
-        if call is None:
-            continue
-        written, end = call
+    for call in calls:
+        shorthand, written, end, i = by_name[call.name], call.arguments, call.end, call.index
         parameters = PLACEHOLDER.findall(shorthand.call)
         values = dict(zip(parameters, written))
-        compared = _COMPARED_COLUMN.search(sql, 0, token.start)
-        start, note = token.start, f"{' '.join(sql[token.start:end + 1].split())} expanded"
+        compared = _COMPARED_COLUMN.search(sql, 0, call.start)
+        start, note = call.start, f"{' '.join(sql[call.start:end + 1].split())} expanded"
         if compared and "column" in values:
             start, values["column"] = compared.start(), compared.group("column") or compared.group("in_date")
             note = f"{' '.join(sql[start:end + 1].split())} read as the condition on {values['column']}"

@@ -274,7 +274,7 @@ def repairer(run: Run) -> Callable[[Candidate], Candidate]:
     validation (the methods that measure the model alone)."""
     if not run.settings.pipeline.validation:
         return lambda candidate: candidate
-    layer = repaired_layer(run) or Layer([])
+    layer = domain_layer(run) or Layer([])
     rules: list[Callable[[str], tuple[str, list[str]]]] = [lambda sql: extract_date_parts(sql, run.dialect)]
     if layer.shorthands:
         rules.append(lambda sql: expand_shorthands(sql, run.dialect, layer.shorthands))
