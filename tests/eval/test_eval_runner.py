@@ -218,6 +218,32 @@ def test_eth_format_scores_with_spider2_and_its_order_flag(spider, tmp_path):
     assert [r["error_class"] for r in run.records] == ["none", "wrong-result"]
 
 
+def test_judged_columns_leave_the_answerers_own_labels_out(spider, tmp_path):
+    path = tmp_path / "questions.jsonl"
+    gold = "SELECT CASE WHEN age < 30 THEN '1: young' ELSE '2: older' END AS band, COUNT(*) AS singers FROM singer " \
+           "GROUP BY band ORDER BY band"
+    rows = [{"id": "bands", "question": "How many singers are under 30 and how many older?", "gold_sql": gold,
+             "order_matters": True, "judged_columns": ["singers"]}]
+    path.write_text(json.dumps(rows[0]))
+    singers = spider.connect("concert_singer", get_settings())
+    dataset = replace(load_eth(path), connect=lambda db_id, settings: singers)
+    answers = [
+        "SELECT CASE WHEN age < 30 THEN 'under 30' ELSE '30 and over' END, COUNT(*) FROM singer GROUP BY 1 ORDER BY MIN(age)",
+        "SELECT CASE WHEN age < 30 THEN 'under 30' ELSE '30 and over' END, COUNT(*) FROM singer GROUP BY 1 ORDER BY MIN(age) DESC",
+    ]
+    verdicts = []
+    for n, answer in enumerate(answers):
+        model = ScriptedModel(lambda request, i, answer=answer: answer)
+        run = run_eval(dataset, "baseline", model, get_settings(), out_dir=tmp_path / f"run{n}")
+        verdicts.append(run.records[0]["correct"]["spider2"])
+    assert verdicts == [True, False]  # other labels are fine; the counts must still come in the gold's order
+
+    path.write_text(json.dumps({**rows[0], "judged_columns": ["count"]}))
+    with pytest.raises(DatasetError, match="judged column"):
+        run_eval(replace(load_eth(path), connect=lambda db_id, settings: singers), "baseline",
+                 ScriptedModel(lambda request, i: answers[0]), get_settings(), out_dir=tmp_path / "bad")
+
+
 def test_default_out_dir_names_the_run(spider):
     assert str(default_out_dir(spider, "baseline", "qwen2.5-coder-1.5b", 200, 7)) == "runs/eval/spider-baseline-qwen2.5-coder-1.5b-200-7"
     minidev = replace(spider, name="bird", split="minidev")

@@ -33,6 +33,9 @@ class Example:
     hint: str = ""  # external knowledge passed to the method (BIRD's evidence)
     #: Whether row order is part of the answer (Spider's rule: the gold query says ORDER BY).
     order_matters: bool = False
+    #: The gold columns the answer is judged on (Spider 2.0's condition columns); empty: all of them. A column the
+    #: question leaves to the answerer, such as a bucket's label, is left out.
+    judged_columns: tuple[str, ...] = ()
     category: str | None = None
     #: Whether retrieval leaves the question's whole database out of the example pool: Spider's and BIRD's databases
     #: are meant to be unseen. A domain's questions keep its examples, which the domain ships for exactly these
@@ -188,6 +191,7 @@ def load_domain_questions(domain_name: str, path: Path | None = None, split: str
                 gold_sql=e["gold_sql"],
                 difficulty=e.get("difficulty") or "unknown",
                 order_matters=bool(e.get("order_matters", False)),
+                judged_columns=tuple(e.get("judged_columns", ())),
                 category=e.get("category"),
                 hold_out_db=False,
             )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Collection, Sequence
 
@@ -64,6 +64,18 @@ def default_out_dir(dataset: Dataset, method: str, model: str, limit: int | None
     return Path("runs") / "eval" / re.sub(r"[^A-Za-z0-9._-]+", "_", name)
 
 
+def gold_result(engine: Engine, example: Example) -> QueryResult:
+    """The gold query's result as the answer is judged on it: only the example's judged columns when it names them."""
+    gold = engine.execute(example.gold_sql)
+    if not example.judged_columns:
+        return gold
+    missing = [c for c in example.judged_columns if c not in gold.columns]
+    if missing:
+        raise DatasetError(f"{example.id}: judged column(s) {', '.join(missing)} not in the gold result {gold.columns}")
+    kept = [gold.columns.index(c) for c in example.judged_columns]
+    return replace(gold, columns=list(example.judged_columns), rows=[tuple(row[i] for i in kept) for row in gold.rows])
+
+
 def judge(gold: QueryResult, columns: list[str], rows: list, order_matters: bool) -> dict[str, bool]:
     """The verdict of every comparator on one predicted result."""
     return {name: fn(gold.columns, gold.rows, columns, rows, order_matters) for name, fn in COMPARATORS.items()}
@@ -105,7 +117,7 @@ def evaluate_example(example: Example, engine: Engine, model: ChatModel, method:
         "category": example.category, "gold_sql": example.gold_sql, "order_matters": example.order_matters,
     }
     try:
-        gold = engine.execute(example.gold_sql)
+        gold = gold_result(engine, example)
     except (QueryRefused, QueryFailed) as exc:
         return {**record, "gold_error": str(exc), "sql": None, "correct": None, "error_class": None}
     result = ask(

@@ -18,6 +18,7 @@ from askchain.errors import DatasetError
 from askchain.eval.compare import COMPARATORS
 from askchain.eval.datasets import reload_dataset
 from askchain.eval.results import META_FILE, read_results
+from askchain.eval.runner import gold_result
 from askchain.generation.candidates import Candidate
 from askchain.generation.context import Example as FewShot
 from askchain.llm.base import ChatModel
@@ -66,7 +67,7 @@ def audit_selection(out_dir: Path, model: ChatModel, settings: Settings, max_gro
         if example.db_id not in engines:
             engines[example.db_id] = dataset.connect(example.db_id, settings)
         engine = engines[example.db_id]
-        gold = engine.execute(example.gold_sql)
+        gold = gold_result(engine, example)
         executions, right = [], []
         for group in groups:
             result, error = try_execute(engine, group["sql"])

@@ -86,6 +86,8 @@ def test_pairs_are_well_formed():
         assert p.get("order_matters", True) is True, p["id"]
         read = tables_read(p["gold_sql"])
         assert read and all(name.startswith(f"{DATASET}.") for name in read), (p["id"], read)
+        outputs = sqlglot.parse_one(p["gold_sql"], read="bigquery").named_selects
+        assert set(p.get("judged_columns", ())) <= set(outputs), p["id"]
 
 
 def test_every_table_and_category_is_covered():
