@@ -18,6 +18,11 @@ from askchain.pipeline.ranking import show_ranking_measure
      "ORDER BY s.avg_x DESC LIMIT 1",
      "WITH d AS (SELECT x FROM t) SELECT s.day, s.avg_x FROM (SELECT day, AVG(x) AS avg_x FROM d GROUP BY day) AS s "
      "ORDER BY s.avg_x DESC LIMIT 1", ["shows the ranking measure s.avg_x"]),
+    # DISTINCT rows ordered by a key they do not show: GoogleSQL refuses it, DuckDB orders by an arbitrary value
+    ("SELECT DISTINCT T1.weekday FROM (SELECT weekday, AVG(n) AS avg_n FROM t GROUP BY weekday) AS T1 "
+     "ORDER BY avg_n DESC LIMIT 1",
+     "SELECT DISTINCT T1.weekday, avg_n FROM (SELECT weekday, AVG(n) AS avg_n FROM t GROUP BY weekday) AS T1 "
+     "ORDER BY avg_n DESC LIMIT 1", ["shows the ranking measure avg_n"]),
     # only the ranking itself; later keys break its ties
     ("SELECT hash FROM transactions ORDER BY block_number DESC, transaction_index LIMIT 1",
      "SELECT hash, block_number FROM transactions ORDER BY block_number DESC, transaction_index LIMIT 1",
@@ -57,7 +62,7 @@ def test_a_ranking_measure_the_answer_hides_is_shown(sql, shown, notes):
     "SELECT miner, COUNT(*) AS n FROM blocks GROUP BY miner ORDER BY n / 2 DESC",  # reads an output name
     "SELECT miner, COUNT(*) AS n FROM blocks GROUP BY 1 ORDER BY 2 DESC",  # by position
     "SELECT * FROM blocks ORDER BY number DESC LIMIT 1",  # every column is shown
-    "SELECT DISTINCT miner FROM blocks ORDER BY miner",  # DISTINCT: another column would change the rows
+    "SELECT DISTINCT miner FROM blocks ORDER BY miner",  # DISTINCT, ordered by what it shows
     "SELECT a FROM t UNION ALL SELECT b FROM u ORDER BY a",  # the order of a set operation
     "SELECT x AS count FROM t ORDER BY COUNT(*)",  # its name is taken
     "SELECT COUNT(*) FROM blocks",  # not ranked

@@ -23,12 +23,14 @@ def show_ranking_measure(sql: str, dialect: str, raw_units: Collection[str] = ()
     was added ("shows the ranking measure AVG(base_fee_per_gas) / 1e9 as avg_base_fee_per_gas"); `sql` unchanged
     (and no notes) when the key is shown (alone or inside a projected expression: `value / 1e18 AS eth` shows
     `value`), would show a column of `raw_units` in its base unit (`SUM(value)`: validation would send it back),
-    the query is a set operation, DISTINCT, `*` or `AS STRUCT`, or sqlglot cannot read it."""
+    the query is a set operation, `*` or `AS STRUCT`, or sqlglot cannot read it. A DISTINCT query gets its key too:
+    GoogleSQL (and PostgreSQL) refuse to order DISTINCT rows by a key they do not show, and DuckDB orders them by an
+    arbitrary one of its values."""
     try:
         tree = parse_one(sql, dialect)
     except SqlglotError:
         return sql, []
-    if (not isinstance(tree, exp.Select) or tree.args.get("distinct") or tree.args.get("kind") or tree.is_star
+    if (not isinstance(tree, exp.Select) or tree.args.get("kind") or tree.is_star
             or not tree.args.get("order")):
         return sql, []
     key = tree.args["order"].expressions[0].this  # the ranking; later keys only break its ties

@@ -45,6 +45,8 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("Blocks per day with the change from the previous day", {"per_day", "day_over_day"}),
     ("What was the median ETH balance?", {"median", "balance"}),
     ("How many approve calls (method selector 0x095ea7b3) were made yesterday?", {"method_selector", "yesterday"}),
+    ("Which contracts have the approve sighash 0x095ea7b3?", {"contract_functions"}),
+    ("How many functions does an ERC-721 contract expose on average?", {"contract_functions", "nft", "average"}),
     ("How much ETH was withdrawn by validators yesterday?", {"validator_withdrawal", "yesterday"}),
     ("What is the ETH balance of the Lido withdrawal vault?", {"balance"}),  # a vault, not withdrawals
     ("How many WETH Withdrawal events were logged yesterday?", {"token_WETH", "event_logs", "yesterday"}),
