@@ -47,6 +47,8 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("How many approve calls (method selector 0x095ea7b3) were made yesterday?", {"method_selector", "yesterday"}),
     ("Which contracts have the approve sighash 0x095ea7b3?", {"contract_functions"}),
     ("How many functions does an ERC-721 contract expose on average?", {"contract_functions", "nft", "average"}),
+    ("Is Ethereum quieter on Saturdays and Sundays?", {"weekend"}),
+    ("Blocks per weekday, and weekends against weekdays", {"weekday", "weekend"}),
     ("How much ETH was withdrawn by validators yesterday?", {"validator_withdrawal", "yesterday"}),
     ("What is the ETH balance of the Lido withdrawal vault?", {"balance"}),  # a vault, not withdrawals
     ("How many WETH Withdrawal events were logged yesterday?", {"token_WETH", "event_logs", "yesterday"}),
@@ -133,6 +135,15 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     ("Are weekends quieter than weekdays, in gas used per block?",
      f"SELECT EXTRACT(DAYOFWEEK FROM timestamp) IN (0, 6) AS weekend, AVG(gas_used) FROM {B} GROUP BY weekend",
      "the weekend is IN (1, 7)"),
+    ("Blocks per day over the last 7 days, with the change from the previous day",
+     f"SELECT DATE(timestamp) AS day, COUNT(*) - LAG(COUNT(*)) OVER (ORDER BY DATE(timestamp)) AS change FROM {B} "
+     "WHERE DATE(timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE(timestamp) < CURRENT_DATE() GROUP BY day",
+     "INTERVAL N+1 DAY"),
+    ("Do blocks use less gas on weekends?",
+     f"SELECT EXTRACT(DAYOFWEEK FROM timestamp) AS day, AVG(gas_used) FROM {B} GROUP BY day", "IN (1, 7)"),
+    ("What share of the contracts created yesterday were NFT contracts?",
+     f"SELECT SAFE_DIVIDE(COUNTIF(is_erc20), COUNT(*)) FROM `bigquery-public-data.crypto_ethereum.contracts` "
+     f"WHERE {YESTERDAY}", "contracts.is_erc721 = TRUE"),
     ("What share of top-level calls failed yesterday?",
      f"SELECT SAFE_DIVIDE(COUNTIF(status = 0), COUNT(*)) FROM {TR} WHERE trace_type = 'call' AND {YESTERDAY}",
      "trace_address IS NULL"),
@@ -164,6 +175,20 @@ def test_domain_checks_name_the_fix(question, sql, fix):
      "(DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY), DATE_SUB(CURRENT_DATE(), INTERVAL 8 DAY)) GROUP BY day"),
     ("What share of top-level calls failed yesterday?",
      f"SELECT SAFE_DIVIDE(COUNTIF(status = 0), COUNT(*)) FROM {TR} WHERE trace_address IS NULL AND {YESTERDAY}"),
+    ("Blocks per day over the last 7 days, with the change from the previous day",
+     f"SELECT day, blocks, blocks - LAG(blocks) OVER (ORDER BY day) AS change FROM (SELECT DATE(timestamp) AS day, "
+     f"COUNT(*) AS blocks FROM {B} WHERE DATE(timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 8 DAY) "
+     "AND DATE(timestamp) < CURRENT_DATE() GROUP BY day) QUALIFY day >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)"),
+    ("Do blocks use less gas on weekends than on weekdays?",
+     f"SELECT EXTRACT(DAYOFWEEK FROM timestamp) IN (1, 7) AS is_weekend, AVG(gas_used) FROM {B} GROUP BY is_weekend"),
+    ("How many blocks were mined on Saturdays and Sundays last month?",
+     f"SELECT COUNT(*) FROM {B} WHERE FORMAT_DATE('%A', DATE(timestamp)) IN ('Saturday', 'Sunday')"),
+    ("What share of the contracts created yesterday were tokens (ERC-20 or ERC-721)?",
+     f"SELECT SAFE_DIVIDE(COUNTIF(is_erc20 OR is_erc721), COUNT(*)) FROM `bigquery-public-data.crypto_ethereum.contracts` "
+     f"WHERE {YESTERDAY}"),
+    ("How many NFT transfers were there yesterday?",
+     f"SELECT COUNT(*) FROM {TT} AS tt JOIN `bigquery-public-data.crypto_ethereum.contracts` AS c "
+     f"ON c.address = tt.token_address WHERE c.is_erc721 AND DATE(tt.block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"),
     # a share as the mean of a condition, or by IEEE_DIVIDE: a division all the same
     ("What share of transactions failed in the last 7 days?",
      f"SELECT AVG(IF(receipt_status = 0, 1, 0)) FROM {T} WHERE {LAST_7}"),
