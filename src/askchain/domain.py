@@ -32,7 +32,8 @@ GROUP = "askchain.domains"
 
 class Domain(ABC):
     """What the core needs from a domain. Question files are JSON lines with `question` and `gold_sql`; the
-    evaluation set's rows also carry `id` and optionally `difficulty`, `category` and `order_matters`."""
+    evaluation set's rows also carry `id` and optionally `difficulty`, `category`, `order_matters` and
+    `judged_columns`."""
 
     #: The domain's one id: its entry point's name, the db_id of its examples, evaluation questions and schemas
     #: (`Schema.db_id` of its engines), and the name of its default database (settings `db.default_domain`).
