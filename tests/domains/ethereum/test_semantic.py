@@ -95,6 +95,7 @@ L = "`bigquery-public-data.crypto_ethereum.logs`"
 TT = "`bigquery-public-data.crypto_ethereum.token_transfers`"
 TR = "`bigquery-public-data.crypto_ethereum.traces`"
 BAL = "`bigquery-public-data.crypto_ethereum.balances`"
+C = "`bigquery-public-data.crypto_ethereum.contracts`"
 LAST_7 = "DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE(block_timestamp) < CURRENT_DATE()"
 YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
 
@@ -142,8 +143,7 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     ("Do blocks use less gas on weekends?",
      f"SELECT EXTRACT(DAYOFWEEK FROM timestamp) AS day, AVG(gas_used) FROM {B} GROUP BY day", "IN (1, 7)"),
     ("What share of the contracts created yesterday were NFT contracts?",
-     f"SELECT SAFE_DIVIDE(COUNTIF(is_erc20), COUNT(*)) FROM `bigquery-public-data.crypto_ethereum.contracts` "
-     f"WHERE {YESTERDAY}", "contracts.is_erc721 = TRUE"),
+     f"SELECT SAFE_DIVIDE(COUNTIF(is_erc20), COUNT(*)) FROM {C} WHERE {YESTERDAY}", "contracts.is_erc721 = TRUE"),
     ("What share of top-level calls failed yesterday?",
      f"SELECT SAFE_DIVIDE(COUNTIF(status = 0), COUNT(*)) FROM {TR} WHERE trace_type = 'call' AND {YESTERDAY}",
      "trace_address IS NULL"),
@@ -184,10 +184,9 @@ def test_domain_checks_name_the_fix(question, sql, fix):
     ("How many blocks were mined on Saturdays and Sundays last month?",
      f"SELECT COUNT(*) FROM {B} WHERE FORMAT_DATE('%A', DATE(timestamp)) IN ('Saturday', 'Sunday')"),
     ("What share of the contracts created yesterday were tokens (ERC-20 or ERC-721)?",
-     f"SELECT SAFE_DIVIDE(COUNTIF(is_erc20 OR is_erc721), COUNT(*)) FROM `bigquery-public-data.crypto_ethereum.contracts` "
-     f"WHERE {YESTERDAY}"),
+     f"SELECT SAFE_DIVIDE(COUNTIF(is_erc20 OR is_erc721), COUNT(*)) FROM {C} WHERE {YESTERDAY}"),
     ("How many NFT transfers were there yesterday?",
-     f"SELECT COUNT(*) FROM {TT} AS tt JOIN `bigquery-public-data.crypto_ethereum.contracts` AS c "
+     f"SELECT COUNT(*) FROM {TT} AS tt JOIN {C} AS c "
      f"ON c.address = tt.token_address WHERE c.is_erc721 AND DATE(tt.block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"),
     # a share as the mean of a condition, or by IEEE_DIVIDE: a division all the same
     ("What share of transactions failed in the last 7 days?",
