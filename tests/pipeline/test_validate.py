@@ -194,6 +194,16 @@ FAILED = "receipt_status = 0"
     (f"SELECT SUM(IF({FAILED}, value, 0)) / COUNT(*) FROM transactions WHERE {FAILED}", None),
     (f"SELECT AVG(CASE WHEN {FAILED} THEN value END) FROM transactions WHERE {FAILED}", None),
     (f"SELECT (SELECT COUNTIF({FAILED}) FROM transactions) / COUNT(*) FROM transactions WHERE {FAILED}", None),
+    # the condition kept by the CTE or subquery the share reads, passed on under its own name
+    (f"WITH f AS (SELECT t.value, t.receipt_status FROM transactions AS t WHERE t.{FAILED}) "
+     f"SELECT SAFE_DIVIDE(COUNTIF(f.{FAILED}), COUNT(*)) FROM f", f"SAFE_DIVIDE(COUNTIF(f.{FAILED}), COUNT(*))"),
+    (f"SELECT COUNTIF({FAILED}) / COUNT(*) FROM (SELECT receipt_status FROM transactions WHERE {FAILED})",
+     f"COUNTIF({FAILED}) / COUNT(*)"),
+    # renamed on the way, or the CTE joined to other rows: not the same rows
+    (f"WITH f AS (SELECT receipt_status AS s, value AS receipt_status FROM transactions WHERE {FAILED}) "
+     f"SELECT COUNTIF({FAILED}) / COUNT(*) FROM f", None),
+    (f"WITH f AS (SELECT receipt_status FROM transactions WHERE {FAILED}) SELECT COUNTIF(f.{FAILED}) / COUNT(*) "
+     "FROM transactions AS t LEFT JOIN f ON f.receipt_status = t.receipt_status", None),
 ])
 def test_a_share_of_the_rows_the_filter_keeps_is_sent_back(sql, share):
     """A share whose condition is also in WHERE is always 100 %: it runs and looks like an answer."""
@@ -207,6 +217,21 @@ def test_a_share_of_the_rows_the_filter_keeps_is_sent_back(sql, share):
     assert [e.split(" is always")[0] for e in findings.errors] == ([share] if share else []), findings
     if share:
         assert "is always 100 % of the rows" in findings.errors[0] and "out of WHERE" in findings.errors[0]
+
+
+@pytest.mark.parametrize("sql, finding", [
+    ("SELECT SAFE_DIVIDE(COUNTIF(receipt_status = 0), 1) FROM transactions",
+     "SAFE_DIVIDE(COUNTIF(receipt_status = 0), 1) divides by 1"),
+    ("SELECT COUNT(*) / 1.0 FROM transactions", "COUNT(*) / 1.0 divides by 1"),
+    ("SELECT IEEE_DIVIDE(SUM(value), (1)) FROM transactions", "IEEE_DIVIDE(SUM(value), (1)) divides by 1"),
+    ("SELECT SUM(value) / 1e18, COUNT(*) / 10, ROUND(AVG(value), 1) FROM transactions", None),
+    ("SELECT COUNTIF(receipt_status = 0) / COUNT(*) FROM transactions", None),
+])
+def test_a_division_by_one_is_sent_back(sql, finding):
+    """`x / 1` is x: a share written without its whole shows a count where a fraction was asked."""
+    schema = Schema([Table("transactions", [Column("value", "NUMERIC"), Column("receipt_status", "INT64")])], "bigquery")
+    errors = validate_sql(sql, schema).errors
+    assert [e.split(", which")[0] for e in errors] == ([finding] if finding else []), errors
 
 
 def test_a_share_of_the_filtered_rows_is_found_in_sqlite(schema):

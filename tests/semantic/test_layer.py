@@ -58,6 +58,9 @@ TWICE = "  - call: 'F({n})'\n    sql: '{n}'\n    note: n\n"
     ("shorthands:\n  - call: 'LAST_DAYS({column}, {n})'\n    sql: 'DATE({column}) >= {days}'\n    note: n\n",
      r"shorthand 'LAST_DAYS\(\{column\}, \{n\}\)' must be NAME\(...\) whose sql"),
     ("shorthands:\n  - call: 'LAST DAYS({column})'\n    sql: 'DATE({column})'\n    note: n\n", "must be NAME"),
+    ("grounded_literals:\n  pattern: '0x[0-9a-f'\n", "grounded_literals has a bad pattern"),
+    ("grounded_literals:\n  pattern: '0x'\n  known:\n    - literal: '0x00'\n      name: zero\n",
+     "semantic layer .* is invalid"),  # a known literal without the words that call for it
     ("shorthands:\n  - call: 'F({table})'\n    sql: 'DATE({table})'\n    note: n\n", r"of \['column', 'n'\]"),
     ("shorthands:\n" + TWICE + TWICE.replace("F(", "f("), "two shorthands share a name"),
 ])
@@ -84,6 +87,19 @@ def test_word_columns_the_ranking_rule_and_shorthands_are_read_and_off_by_defaul
     assert (shorthand.name, shorthand.parameters) == ("DAY_AGO", {"column", "n"})
     layer_file.write_text("word_columns: [logs.topics]\nshow_ranking_measure: true\n")
     assert (load_layer(layer_file).word_columns, load_layer(layer_file).show_ranking_measure) == (("logs.topics",), True)
+
+
+def test_grounded_literals_are_read_with_the_words_that_call_for_each_and_off_by_default(tmp_path):
+    layer_file = tmp_path / "layer.yaml"
+    layer_file.write_text("entries: []\n")
+    assert load_layer(layer_file).grounded_literals is None
+    layer_file.write_text("grounded_literals:\n  pattern: '0x[0-9a-f]{8,}'\n  known:\n    - literal: '0xA9059CBB'\n"
+                          "      name: the transfer selector\n      terms: [transfer, transfers]\n")
+    rules = load_layer(layer_file).grounded_literals
+    assert rules.name_of("0xa9059cbb") == "the transfer selector"
+    assert rules.called_for("0xa9059cbb", "How many token transfers?")
+    assert not rules.called_for("0xa9059cbb", "How many functions does it expose?")
+    assert not rules.called_for("0x095ea7b3", "How many transfers?")  # not a known literal
 
 
 def test_units_say_how_to_show_their_columns_unless_the_question_asks_for_the_unit(tmp_path):

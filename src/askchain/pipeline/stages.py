@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import replace
-from typing import Annotated, Any, Callable, TypedDict
+from typing import Annotated, Any, Callable, Sequence, TypedDict
 
 from langgraph.config import get_stream_writer
 
@@ -27,6 +27,7 @@ from askchain.pipeline import abstain, confidence as confidence_rules
 from askchain.pipeline.aliases import own_column_names
 from askchain.pipeline.coverage import Coverage, coverage
 from askchain.pipeline.date_parts import extract_date_parts
+from askchain.pipeline.grounding import ungrounded_literals
 from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
 from askchain.pipeline.ranking import show_ranking_measure
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
@@ -297,21 +298,23 @@ def repairer(run: Run) -> Callable[[Candidate], Candidate]:
 
 
 def validator(run: Run, state: State) -> Callable[[str], Findings]:
-    """Static checks before execution, with the domain's checks for the definitions the question called for (a
-    question in gwei must not divide by 1e18) and its base units (wei shown as ETH); none for the methods that
+    """Static checks before execution, with the domain's (`validate_for_question`); none for the methods that
     measure the model alone."""
     if not run.settings.pipeline.validation:
         return lambda sql: Findings()
-    readings = state.get("definitions", [])
-    layer = domain_layer(run)
-    shown_units = layer.shown_units(state["question"]) if layer else {}
+    readings, layer = state.get("definitions", []), domain_layer(run)
+    return lambda sql: validate_for_question(sql, run.schema, state["question"], layer, readings)
 
-    def validate(sql: str) -> Findings:
-        findings = validate_sql(sql, run.schema, shown_units=shown_units)
-        findings.errors += [message for reading in readings for message in reading.findings(sql)]
-        return findings
 
-    return validate
+def validate_for_question(sql: str, schema: Schema, question: str, layer: Layer | None,
+                          readings: Sequence[Reading]) -> Findings:
+    """`sql`'s findings as the answer to `question`: the static checks, the checks of the domain entries it calls for,
+    raw base units it does not ask for, and constants it does not call for."""
+    findings = validate_sql(sql, schema, shown_units=layer.shown_units(question) if layer else None)
+    findings.errors += [message for reading in readings for message in reading.findings(sql)]
+    if layer and layer.grounded_literals:
+        findings.errors += ungrounded_literals(sql, schema.dialect, layer.grounded_literals, question, readings)
+    return findings
 
 
 def draft(state: State, run: Run) -> StageOutput:

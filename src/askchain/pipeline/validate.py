@@ -94,6 +94,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     _guarded(findings, _check_aggregates, written, schema.dialect, findings)
     _guarded(findings, _check_repeated_expressions, written, schema.dialect, findings)
     _guarded(findings, _check_shares_of_the_filter, written, schema.dialect, findings)
+    _guarded(findings, _check_divisions_by_one, written, schema.dialect, findings)
     _guarded(findings, _check_groups_shown, written, schema.dialect, findings)
     _guarded(findings, _check_text_against_numbers, tree, schema, findings)
     _guarded(findings, _check_arrays_as_values, tree, schema, findings)
@@ -257,22 +258,22 @@ def _check_repeated_expressions(tree: exp.Expression, dialect: str, findings: Fi
 
 
 def _check_shares_of_the_filter(tree: exp.Expression, dialect: str, findings: Findings) -> None:
-    """A share whose condition the WHERE already keeps (`COUNTIF(c) / COUNT(*) ... WHERE c`, `AVG(IF(c, 1, 0))`) is
-    always 1 (or 100 as a percentage): it runs and looks like an answer, and can win a vote."""
-    for select in tree.find_all(exp.Select):
-        where = select.args.get("where")
-        if where is None:
+    """A share whose condition every row it reads already meets (`COUNTIF(c) / COUNT(*) ... WHERE c`, `AVG(IF(c, 1,
+    0))`, or WHERE c in the CTE it reads) is always 1 (or 100 as a percentage): it runs and looks like an answer,
+    and can win a vote."""
+    for scope in traverse_scope(tree):
+        select = scope.expression
+        if not isinstance(select, exp.Select):
             continue
-        kept = {_bare_sql(c, dialect) for c in _conjuncts(where.this)}
+        kept = {_bare_sql(c, dialect) for c in _kept_conditions(scope)}
+        if not kept:
+            continue
         for share in select.find_all(exp.Div, exp.SafeDivide, exp.Anonymous, exp.Avg):
             if share.find_ancestor(exp.Select) is not select:
                 continue
-            if isinstance(share, exp.Anonymous):
-                if share.name.upper() != "IEEE_DIVIDE" or len(share.expressions) != 2:
-                    continue
-                part, whole = share.expressions
-            else:
-                part, whole = (share.this, None) if isinstance(share, exp.Avg) else (share.this, share.expression)
+            part, whole = (share.this, None) if isinstance(share, exp.Avg) else _quotient(share) or (None, None)
+            if part is None:
+                continue
             counted, condition = _of_all_rows(part, kept, dialect)
             constant = isinstance(counted, exp.Literal) if whole is None else (
                 counted is not None and _bare_sql(counted, dialect) == _bare_sql(_as_count(whole), dialect))
@@ -281,6 +282,44 @@ def _check_shares_of_the_filter(tree: exp.Expression, dialect: str, findings: Fi
                 findings.errors.append(f"{share.sql(dialect=dialect)} is always 100 % of the rows: WHERE keeps only "
                                        f"rows with {written}; take {written} out of WHERE so the share is of all rows")
                 return
+
+
+def _kept_conditions(scope: Scope) -> list[exp.Expression]:
+    """The conditions every row a SELECT reads meets: its WHERE's, and those of the one CTE or subquery it reads
+    alone (no join) on columns that source passes on under their own names."""
+    select = scope.expression
+    where = select.args.get("where")
+    kept = _conjuncts(where.this) if where else []
+    sources = [source for _, source in scope.selected_sources.values()]
+    if select.args.get("joins") or len(sources) != 1 or not isinstance(sources[0], Scope) or \
+            not isinstance(sources[0].expression, exp.Select):
+        return kept
+    inner = sources[0]
+    passed = {p.alias_or_name.lower() for p in inner.expression.expressions
+              if isinstance(p.unalias(), exp.Column) and p.unalias().name.lower() == p.alias_or_name.lower()}
+    return kept + [condition for condition in _kept_conditions(inner)
+                   if all(column.name.lower() in passed for column in condition.find_all(exp.Column))]
+
+
+def _quotient(node: exp.Expression) -> tuple[exp.Expression, exp.Expression] | None:
+    """A division's part and whole (`a / b`, `SAFE_DIVIDE(a, b)`, `IEEE_DIVIDE(a, b)`); None for anything else."""
+    if isinstance(node, (exp.Div, exp.SafeDivide)):
+        return node.this, node.expression
+    if isinstance(node, exp.Anonymous) and node.name.upper() == "IEEE_DIVIDE" and len(node.expressions) == 2:
+        return node.expressions[0], node.expressions[1]
+    return None
+
+
+def _check_divisions_by_one(tree: exp.Expression, dialect: str, findings: Findings) -> None:
+    """`x / 1` is x: a share or ratio written without its whole (`SAFE_DIVIDE(COUNTIF(c), 1)`) runs and shows a
+    count where a fraction was asked."""
+    for node in tree.find_all(exp.Div, exp.SafeDivide, exp.Anonymous):
+        quotient = _quotient(node)
+        whole = quotient[1].unnest() if quotient else None
+        if isinstance(whole, exp.Literal) and whole.is_number and float(whole.this) == 1:
+            findings.errors.append(f"{node.sql(dialect=dialect)} divides by 1, which changes nothing: divide by the "
+                                   "whole the part is taken of (for a share of rows, COUNT(*))")
+            return
 
 
 #: Aggregates that, taken of a grouped expression, are that expression: each says which group its row is.

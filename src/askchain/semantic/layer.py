@@ -19,6 +19,8 @@ words (`logs.topics`): an address compared with one of their elements is padded 
 With `show_ranking_measure`, a ranked answer shows what it is ranked by (askchain.pipeline.ranking).
 Shorthands are conditions the model may write as one call (`LAST_DAYS(block_timestamp, 7)`), expanded to their exact
 SQL in each sample and shown in that short form in prompts (askchain.pipeline.shorthands).
+Grounded literals are constants (addresses, event hashes) a query may hold only where the question calls for them: a
+model copies an example's constant into questions that never named it (askchain.pipeline.grounding).
 """
 
 from __future__ import annotations
@@ -118,6 +120,35 @@ SHORTHAND_PARAMETERS = {"column": r"`?[A-Za-z_][\w.]*`?", "n": r"\d+"}
 PLACEHOLDER = re.compile(r"{(\w+)}")
 
 
+class KnownLiteral(BaseModel):
+    """A constant the domain's prompts show (the Transfer event's hash), called for by the words that ask about it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    literal: str
+    #: What it is, as a finding names it.
+    name: str
+    terms: tuple[str, ...]
+
+
+class GroundedLiterals(BaseModel):
+    """String literals matching `pattern` (whole, case-insensitive) are grounded when the question writes them, an
+    entity it names defines them, or it uses a term of theirs among the `known`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pattern: str
+    known: tuple[KnownLiteral, ...] = ()
+
+    def called_for(self, literal: str, question: str) -> bool:
+        """Whether a known literal's terms are in `question` (an unknown literal never is)."""
+        return any(_term_pattern(term).search(question) for known in self.known
+                   if known.literal.lower() == literal.lower() for term in known.terms)
+
+    def name_of(self, literal: str) -> str | None:
+        return next((known.name for known in self.known if known.literal.lower() == literal.lower()), None)
+
+
 @dataclass(frozen=True)
 class Reading:
     """An entry a question called for, with the values its pattern captured."""
@@ -148,6 +179,7 @@ class Layer:
     word_columns: tuple[str, ...] = ()
     show_ranking_measure: bool = False
     shorthands: tuple[Shorthand, ...] = ()
+    grounded_literals: GroundedLiterals | None = None
 
     def __post_init__(self) -> None:
         self._terms = [(entry, [_term_pattern(t) for t in entry.terms] + [re.compile(p, re.IGNORECASE) for p in entry.patterns])
@@ -189,8 +221,8 @@ def _term_pattern(term: str) -> re.Pattern:
 
 def load_layer(path: Path) -> Layer:
     """A layer from a YAML file holding a list of entries under `entries:`, of units under `units:`, a mapping of
-    column aliases by table under `column_aliases:`, a list of `word_columns:`, the `show_ranking_measure:` flag and
-    a list of `shorthands:`."""
+    column aliases by table under `column_aliases:`, a list of `word_columns:`, the `show_ranking_measure:` flag, a
+    list of `shorthands:` and the `grounded_literals:` rule."""
     try:
         data = yaml.safe_load(path.read_text()) or {}
         entries = [Entry(**item) for item in data.get("entries", [])]
@@ -204,11 +236,13 @@ def load_layer(path: Path) -> Layer:
         if not isinstance(ranking, bool):
             raise TypeError(f"show_ranking_measure must be true or false, not {ranking!r}")
         shorthands = tuple(Shorthand(**item) for item in data.get("shorthands", []))
+        grounded = GroundedLiterals(**data["grounded_literals"]) if data.get("grounded_literals") else None
     except (OSError, yaml.YAMLError, TypeError, AttributeError, ValidationError) as exc:
         raise ConfigError(f"semantic layer {path} is invalid: {str(exc).splitlines()[0]}") from exc
     patterns = [(f"entry {entry.name}", pattern) for entry in entries
                 for pattern in [*entry.patterns, *(p for c in entry.checks for p in (c.applies, c.requires, c.forbids) if p)]]
     patterns += [(f"unit {unit.name}", unit.asked_for) for unit in units]
+    patterns += [("grounded_literals", grounded.pattern)] if grounded else []
     for owner, pattern in patterns:
         try:
             re.compile(pattern)
@@ -222,7 +256,7 @@ def load_layer(path: Path) -> Layer:
                               f"the same parameters, of {sorted(SHORTHAND_PARAMETERS)}")
     if len({shorthand.name for shorthand in shorthands}) < len(shorthands):
         raise ConfigError(f"semantic layer {path}: two shorthands share a name")
-    layer = Layer(entries, units, aliases, tuple(words), ranking, shorthands)
+    layer = Layer(entries, units, aliases, tuple(words), ranking, shorthands, grounded)
     names = {entry.name for entry in layer.entries}
     for entry in layer.entries:
         if unknown := set(entry.yields_to) - names:

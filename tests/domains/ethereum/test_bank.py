@@ -22,7 +22,7 @@ from askchain.domain import get_domain
 from askchain.domains.ethereum.dataset import build_dataset
 from askchain.domains.ethereum.engine import EthereumEngine
 from askchain.domains.ethereum.tables import DATASET, tables
-from askchain.pipeline.validate import validate_sql
+from askchain.pipeline.stages import validate_for_question
 
 BUILD = dict(days=90, scale=0.003, seed=4, end=date(2026, 11, 19))
 NOW = "2026-11-18 12:00:00"  # a Wednesday: "this week so far" spans three days, "this month so far" eighteen
@@ -105,14 +105,15 @@ def test_the_original_questions_are_in_the_bank_verbatim():
 
 
 def test_every_gold_keeps_the_domain_checks_its_question_calls_for(engine):
-    """A check that flags a verified gold would send right candidates to revision: the entries' checks, and the
-    units (no gold shows an amount in wei unless its question asks for wei)."""
+    """A check that flags a verified gold would send right candidates to revision: the static checks, the entries'
+    checks, the units (no gold shows an amount in wei unless its question asks for wei) and the grounded constants
+    (each address or hash a gold filters on is one its question calls for)."""
     layer = get_domain("ethereum").semantic_layer()
     schema = engine.schema()
     flagged = {}
     for pair in PAIRS + MULTISTEP:
-        findings = [f for reading in layer.match(pair["question"]) for f in reading.findings(pair["gold_sql"])]
-        findings += validate_sql(pair["gold_sql"], schema, shown_units=layer.shown_units(pair["question"])).errors
+        findings = validate_for_question(pair["gold_sql"], schema, pair["question"], layer,
+                                         layer.match(pair["question"])).errors
         if findings:
             flagged[pair["id"]] = findings
     assert flagged == {}

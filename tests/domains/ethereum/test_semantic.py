@@ -59,6 +59,8 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("How many addresses have a balance under 1 ETH, 1 to 10 ETH, 10 to 100 ETH?", {"ranges", "balance"}),
     ("Give a histogram of blocks by gas used", {"ranges", "gas_used"}),
     ("How many transfers moved 1 to 10 ETH?", set()),  # one range is a filter, not a histogram
+    ("How much ETH did each sender pay in blob fees?", {"blob"}),  # not also a transaction fee
+    ("What was the average blob gas price in gwei?", {"average", "blob", "gwei"}),  # not the gas price
 ])
 def test_the_questions_users_ask_get_their_definitions(question, expected):
     assert {r.entry.name for r in LAYER.match(question)} == expected
@@ -224,6 +226,26 @@ def test_the_pipeline_sends_a_query_breaking_a_domain_check_to_revision(eth_engi
     # the failed query is shown as the model is taught to write it
     assert f"FROM {T} WHERE DAY_AGO(block_timestamp, 1)" in revise.messages[-1][1]
     assert "INTERVAL 1 DAY" not in revise.messages[-1][1]
+
+
+def test_the_pipeline_sends_a_constant_the_question_does_not_call_for_to_revision(eth_engine):
+    """The 1.5B model put the Transfer event's hash (shown in the notes) into a question about all of a contract's
+    events: the query runs and counts only transfers."""
+    usdc = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
+    copied = (f"SELECT COUNT(*) AS events FROM {L} WHERE topics[SAFE_OFFSET(0)] = "
+              f"'0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef' AND address = '{usdc}' AND {LAST_7}")
+    right = f"SELECT COUNT(*) AS events FROM {L} WHERE address = '{usdc}' AND {LAST_7}"
+    model = ScriptedModel({"direct": f"```sql\n{copied}\n```", "revise": f"```sql\n{right}\n```"})
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                                                             "answer": False})
+    result = ask(f"How many events did the USDC contract ({usdc}) emit in the last 7 days?", eth_engine, model=model,
+                 settings=settings)
+    assert result.sql == right
+    revise = next(r for r in model.requests if r.template == "revise")
+    assert "is the Transfer event's topic0, which the question does not ask about" in revise.messages[-1][1]
+    transfers = ask("How many USDC Transfer events were logged in the last 7 days?", eth_engine,
+                    model=ScriptedModel({"direct": f"```sql\n{copied}\n```"}), settings=settings)
+    assert transfers.sql == copied
 
 
 def test_the_pipeline_sends_an_amount_shown_in_wei_to_revision(eth_engine):

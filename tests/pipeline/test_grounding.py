@@ -1,0 +1,58 @@
+"""A constant the question never called for is sent back: the question, an entity it names or a known constant's
+words must account for each literal the domain watches."""
+
+from __future__ import annotations
+
+import pytest
+
+from askchain.pipeline.grounding import ungrounded_literals
+from askchain.semantic import Entry, Reading
+from askchain.semantic.layer import GroundedLiterals, KnownLiteral
+
+TRANSFER = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+ZERO = "0x" + "0" * 40
+USDC = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
+OTHER = "0x" + "ab" * 20
+RULES = GroundedLiterals(pattern="0x[0-9a-f]{8,}", known=(
+    KnownLiteral(literal=TRANSFER, name="the Transfer event's topic0", terms=("transfer", "transfers")),
+    KnownLiteral(literal=ZERO, name="the zero address", terms=("minted", "zero address")),
+))
+USDC_ENTITY = Reading(Entry(name="usdc", kind="entity", terms=("USDC",), definition=f"USDC: token_address = '{USDC}'"))
+# a metric's example constant is what gets copied: it grounds nothing
+EVENTS = Reading(Entry(name="events", kind="metric", terms=("events",),
+                       definition=f"events: logs rows; Transfer = '{TRANSFER}'"))
+TOPIC0 = "topics[SAFE_OFFSET(0)]"
+
+
+@pytest.mark.parametrize("question, readings, sql, finding", [
+    # the Transfer hash copied into a question about all events
+    ("How many events did USDC emit yesterday?", [USDC_ENTITY, EVENTS],
+     f"SELECT COUNT(*) FROM logs WHERE {TOPIC0} = '{TRANSFER}' AND address = '{USDC}'",
+     f"'{TRANSFER}' is the Transfer event's topic0, which the question does not ask about: drop the condition on it"),
+    # called for by the question's words, or written in it
+    ("How many USDC transfers were logged yesterday?", [USDC_ENTITY],
+     f"SELECT COUNT(*) FROM logs WHERE {TOPIC0} = '{TRANSFER}' AND address = '{USDC}'", None),
+    (f"How many events with topic0 {TRANSFER.upper()} yesterday?", [],
+     f"SELECT COUNT(*) FROM logs WHERE {TOPIC0} = '{TRANSFER}'", None),
+    # an address nothing names, compared bare or padded to a word; the same one twice is one finding
+    (f"How many events did {USDC} emit?", [],
+     f"SELECT COUNT(*) FROM logs WHERE address = '{OTHER}' OR address = '{OTHER}'",
+     f"'{OTHER}' is in neither the question nor what it names"),
+    (f"How many tokens did {OTHER} receive?", [],
+     f"SELECT COUNT(*) FROM logs WHERE topics[SAFE_OFFSET(2)] = '0x{'0' * 24}{OTHER[2:]}'", None),
+    ("How many NFTs were minted yesterday?", [],
+     f"SELECT COUNT(*) FROM logs WHERE topics[SAFE_OFFSET(1)] = '0x{'0' * 64}'", None),
+    ("How many NFTs moved yesterday?", [],
+     f"SELECT COUNT(*) FROM token_transfers WHERE from_address != '{ZERO}'",
+     f"'{ZERO}' is the zero address, which the question does not ask about"),
+    # constants shorter than the pattern, and numbers, are not watched
+    ("How many plain transfers yesterday?", [], "SELECT COUNT(*) FROM transactions WHERE input = '0x' AND gas > 21000",
+     None),
+    ("How many events yesterday?", [], "SELECT COUNT(*) FROM logs WHERE", None),  # unreadable: other checks say why
+])
+def test_constants_the_question_does_not_call_for_are_sent_back(question, readings, sql, finding):
+    found = ungrounded_literals(sql, "bigquery", RULES, question, readings)
+    if finding is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and found[0].startswith(finding), found
