@@ -43,12 +43,27 @@ TOPIC0 = "topics[SAFE_OFFSET(0)]"
     ("How many NFTs were minted yesterday?", [],
      f"SELECT COUNT(*) FROM logs WHERE topics[SAFE_OFFSET(1)] = '0x{'0' * 64}'", None),
     ("How many NFTs moved yesterday?", [],
-     f"SELECT COUNT(*) FROM token_transfers WHERE from_address != '{ZERO}'",
+     f"SELECT COUNT(*) FROM token_transfers WHERE from_address = '{ZERO}'",
      f"'{ZERO}' is the zero address, which the question does not ask about"),
+    # a constant kept out is no filter on it
+    ("How many addresses received NFTs yesterday?", [],
+     f"SELECT COUNT(DISTINCT to_address) FROM token_transfers WHERE LOWER(to_address) != '{ZERO}'", None),
+    ("How many addresses sent NFTs yesterday?", [],
+     f"SELECT COUNT(DISTINCT from_address) FROM token_transfers WHERE from_address NOT IN ('{ZERO}', '{OTHER}')", None),
+    # a constant inside a pattern is watched; one cut short from the question's is not the question's
+    ("How many calls did USDC get yesterday?", [USDC_ENTITY],
+     f"SELECT COUNT(*) FROM transactions WHERE to_address = '{USDC}' AND input LIKE '{TRANSFER[:10]}%'",
+     f"'{TRANSFER[:10]}' is in neither the question nor what it names"),
+    (f"How many events did {USDC} emit?", [], f"SELECT COUNT(*) FROM logs WHERE address = '{USDC[:30]}'",
+     f"'{USDC[:30]}' is in neither"),
+    # a word holding a token id is a number, not an address
+    ("Who received the NFT with token id 1234?", [],
+     f"SELECT topics[SAFE_OFFSET(2)] FROM logs WHERE topics[SAFE_OFFSET(3)] = '0x{'0' * 60}04d2'", None),
     # constants shorter than the pattern, and numbers, are not watched
     ("How many plain transfers yesterday?", [], "SELECT COUNT(*) FROM transactions WHERE input = '0x' AND gas > 21000",
      None),
-    ("How many events yesterday?", [], "SELECT COUNT(*) FROM logs WHERE", None),  # unreadable: other checks say why
+    # unreadable: the other checks say why
+    ("How many events yesterday?", [], f"SELECT COUNT(*) FROM logs WHERE address = '{OTHER}' AND", None),
 ])
 def test_constants_the_question_does_not_call_for_are_sent_back(question, readings, sql, finding):
     found = ungrounded_literals(sql, "bigquery", RULES, question, readings)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from askchain.pipeline.words import pad_addresses_in_words
+from askchain.pipeline.words import pad_addresses_in_words, unpadded_address
 
 ZERO = "0x" + "0" * 40
 USDC = "0xA0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
@@ -52,3 +52,14 @@ def test_what_is_no_address_compared_with_a_word_is_left_as_written(sql):
 
 def test_without_word_columns_nothing_is_parsed():
     assert pad_addresses_in_words("SELEC", "bigquery", []) == ("SELEC", [])
+
+
+@pytest.mark.parametrize("literal, address", [
+    ("0x" + "0" * 24 + "Ab" * 20, "0x" + "ab" * 20),
+    ("0x" + "0" * 64, "0x" + "0" * 40),  # the zero address
+    ("0x" + "0" * 60 + "04d2", None),  # token id 1234
+    ("0x" + "ab" * 20, None),  # not a word
+    ("0x" + "1" * 64, None),  # a hash
+])
+def test_a_word_gives_back_the_address_it_holds(literal, address):
+    assert unpadded_address(literal) == address

@@ -302,17 +302,19 @@ def validator(run: Run, state: State) -> Callable[[str], Findings]:
     measure the model alone."""
     if not run.settings.pipeline.validation:
         return lambda sql: Findings()
-    readings, layer = state.get("definitions", []), domain_layer(run)
-    return lambda sql: validate_for_question(sql, run.schema, state["question"], layer, readings)
+    asked = " ".join(filter(None, [state["question"], run.hint]))  # a hint (a planned step's earlier rows) asks too
+    layer = domain_layer(run)
+    return lambda sql: validate_for_question(sql, run.schema, asked, layer, state.get("definitions"))
 
 
 def validate_for_question(sql: str, schema: Schema, question: str, layer: Layer | None,
-                          readings: Sequence[Reading]) -> Findings:
+                          readings: Sequence[Reading] | None) -> Findings:
     """`sql`'s findings as the answer to `question`: the static checks, the checks of the domain entries it calls for,
-    raw base units it does not ask for, and constants it does not call for."""
+    raw base units it does not ask for, and constants it does not call for (only where its entries were looked up,
+    `readings` not None: without them every entity's address would look copied)."""
     findings = validate_sql(sql, schema, shown_units=layer.shown_units(question) if layer else None)
-    findings.errors += [message for reading in readings for message in reading.findings(sql)]
-    if layer and layer.grounded_literals:
+    findings.errors += [message for reading in readings or [] for message in reading.findings(sql)]
+    if layer and layer.grounded_literals and readings is not None:
         findings.errors += ungrounded_literals(sql, schema.dialect, layer.grounded_literals, question, readings)
     return findings
 

@@ -1,7 +1,7 @@
 """Static checks before execution: parse, hallucinated tables/columns/functions, joins off the key graph,
 aggregates mixed with plain columns, grouped results that do not show their groups, one expression under two
-names, a number column compared with words, arrays used as values, amounts shown in a base unit (wei), SELECT *.
-Errors send a candidate to revision instead of the database."""
+names, shares of the rows a filter already keeps, divisions by 1, a number column compared with words, arrays used
+as values, amounts shown in a base unit (wei), SELECT *. Errors send a candidate to revision instead of the database."""
 
 from __future__ import annotations
 
@@ -261,11 +261,8 @@ def _check_shares_of_the_filter(tree: exp.Expression, dialect: str, findings: Fi
     """A share whose condition every row it reads already meets (`COUNTIF(c) / COUNT(*) ... WHERE c`, `AVG(IF(c, 1,
     0))`, or WHERE c in the CTE it reads) is always 1 (or 100 as a percentage): it runs and looks like an answer,
     and can win a vote."""
-    for scope in traverse_scope(tree):
-        select = scope.expression
-        if not isinstance(select, exp.Select):
-            continue
-        kept = {_bare_sql(c, dialect) for c in _kept_conditions(scope)}
+    for select, conditions in _selects_with_kept_conditions(tree):
+        kept = {_bare_sql(c, dialect): where for c, where in conditions}
         if not kept:
             continue
         for share in select.find_all(exp.Div, exp.SafeDivide, exp.Anonymous, exp.Avg):
@@ -274,31 +271,48 @@ def _check_shares_of_the_filter(tree: exp.Expression, dialect: str, findings: Fi
             part, whole = (share.this, None) if isinstance(share, exp.Avg) else _quotient(share) or (None, None)
             if part is None:
                 continue
-            counted, condition = _of_all_rows(part, kept, dialect)
+            counted, condition = _of_all_rows(part, set(kept), dialect)
             constant = isinstance(counted, exp.Literal) if whole is None else (
                 counted is not None and _bare_sql(counted, dialect) == _bare_sql(_as_count(whole), dialect))
             if constant:
                 written = condition.sql(dialect=dialect)
-                findings.errors.append(f"{share.sql(dialect=dialect)} is always 100 % of the rows: WHERE keeps only "
-                                       f"rows with {written}; take {written} out of WHERE so the share is of all rows")
+                where = kept[_bare_sql(condition, dialect)]
+                findings.errors.append(f"{share.sql(dialect=dialect)} is always 100 % of the rows: {where} keeps only "
+                                       f"rows with {written}; take {written} out of {where} so the share is of all "
+                                       "rows")
                 return
 
 
-def _kept_conditions(scope: Scope) -> list[exp.Expression]:
-    """The conditions every row a SELECT reads meets: its WHERE's, and those of the one CTE or subquery it reads
-    alone (no join) on columns that source passes on under their own names."""
+def _selects_with_kept_conditions(tree: exp.Expression) -> list[tuple[exp.Select, list[tuple[exp.Expression, str]]]]:
+    """Each SELECT with the conditions every row it reads meets, each with the WHERE it comes from; its own WHERE's
+    alone where sqlglot cannot scope the query."""
+    try:
+        return [(scope.expression, _kept_conditions(scope)) for scope in traverse_scope(tree)
+                if isinstance(scope.expression, exp.Select)]
+    except OptimizeError:
+        return [(select, [(c, "WHERE") for c in _conjuncts(select.args["where"].this)] if select.args.get("where") else [])
+                for select in tree.find_all(exp.Select)]
+
+
+def _kept_conditions(scope: Scope) -> list[tuple[exp.Expression, str]]:
+    """The conditions every row a SELECT reads meets, each with the WHERE it comes from: its own, and those of the
+    one CTE or subquery it reads alone (no join) on columns that source passes on under their own names (all of
+    them with `*`, when that source joins nothing)."""
     select = scope.expression
     where = select.args.get("where")
-    kept = _conjuncts(where.this) if where else []
+    kept = [(c, "WHERE") for c in _conjuncts(where.this)] if where else []
     sources = [source for _, source in scope.selected_sources.values()]
     if select.args.get("joins") or len(sources) != 1 or not isinstance(sources[0], Scope) or \
             not isinstance(sources[0].expression, exp.Select):
         return kept
-    inner = sources[0]
-    passed = {p.alias_or_name.lower() for p in inner.expression.expressions
+    inner = sources[0].expression
+    every = not inner.args.get("joins") and any(isinstance(p, exp.Star) for p in inner.expressions)
+    passed = {p.alias_or_name.lower() for p in inner.expressions
               if isinstance(p.unalias(), exp.Column) and p.unalias().name.lower() == p.alias_or_name.lower()}
-    return kept + [condition for condition in _kept_conditions(inner)
-                   if all(column.name.lower() in passed for column in condition.find_all(exp.Column))]
+    cte = inner.find_ancestor(exp.CTE)
+    source = f"the WHERE of {cte.alias if cte else 'the subquery'}"
+    return kept + [(condition, source) for condition, _ in _kept_conditions(sources[0])
+                   if every or all(column.name.lower() in passed for column in condition.find_all(exp.Column))]
 
 
 def _quotient(node: exp.Expression) -> tuple[exp.Expression, exp.Expression] | None:
@@ -312,11 +326,13 @@ def _quotient(node: exp.Expression) -> tuple[exp.Expression, exp.Expression] | N
 
 def _check_divisions_by_one(tree: exp.Expression, dialect: str, findings: Findings) -> None:
     """`x / 1` is x: a share or ratio written without its whole (`SAFE_DIVIDE(COUNTIF(c), 1)`) runs and shows a
-    count where a fraction was asked."""
+    count where a fraction was asked. `x / 1.0` is left alone (it makes an integer a real in SQLite and Postgres),
+    as is a quotient divided again (`SUM(x) / 1 / COUNT(*)`)."""
     for node in tree.find_all(exp.Div, exp.SafeDivide, exp.Anonymous):
         quotient = _quotient(node)
         whole = quotient[1].unnest() if quotient else None
-        if isinstance(whole, exp.Literal) and whole.is_number and float(whole.this) == 1:
+        divided_again = isinstance(node.parent, (exp.Div, exp.SafeDivide)) and node.parent.this is node
+        if isinstance(whole, exp.Literal) and whole.is_int and whole.this == "1" and not divided_again:
             findings.errors.append(f"{node.sql(dialect=dialect)} divides by 1, which changes nothing: divide by the "
                                    "whole the part is taken of (for a share of rows, COUNT(*))")
             return

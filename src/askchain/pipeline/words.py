@@ -19,6 +19,9 @@ from askchain.generation.sql_text import apply_edits
 
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 WORD_DIGITS = 64
+ADDRESS_DIGITS = 40
+#: Leading zero digits from which a word holds a number (a token id, an amount below 2**64), not an address.
+NUMBER_ZEROS = WORD_DIGITS - 16
 #: Case folds a comparison may wrap either side in; padding with zeros keeps it true under either.
 CASE_FOLDS = (exp.Lower, exp.Upper)
 
@@ -43,6 +46,22 @@ def pad_addresses_in_words(sql: str, dialect: str, word_columns: Iterable[str]) 
                 edits.append((span["start"], span["end"], exp.Literal.string(padded).sql(dialect),
                               f"{literal.this} compared with {element.sql(dialect)} padded to 32 bytes"))
     return apply_edits(sql, edits)
+
+
+def unpadded_address(literal: str) -> str | None:
+    """The address a 32-byte word holds (`0x` + 24 zeros + 40 digits), the inverse of the padding above; None for
+    anything else, and for a word holding a number (a token id) other than zero (the zero address)."""
+    digits = literal[2:].lower() if literal[:2].lower() == "0x" else ""
+    if len(digits) != WORD_DIGITS or not digits.startswith("0" * (WORD_DIGITS - ADDRESS_DIGITS)) or \
+            holds_number(literal):
+        return None
+    return "0x" + digits[-ADDRESS_DIGITS:]
+
+
+def holds_number(literal: str) -> bool:
+    """Whether a 32-byte word holds a small non-zero number (a token id, an amount below 2**64), not an address."""
+    digits = literal[2:].lower()
+    return len(digits) == WORD_DIGITS and digits.startswith("0" * NUMBER_ZEROS) and bool(digits.strip("0"))
 
 
 def _word_comparisons(tree: exp.Expression, names: set[str]) -> list[tuple[exp.Expression, list[exp.Literal]]]:

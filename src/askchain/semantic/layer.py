@@ -146,6 +146,7 @@ class GroundedLiterals(BaseModel):
                    if known.literal.lower() == literal.lower() for term in known.terms)
 
     def name_of(self, literal: str) -> str | None:
+        """What a known literal is, for the finding; None for one the layer does not know."""
         return next((known.name for known in self.known if known.literal.lower() == literal.lower()), None)
 
 

@@ -248,6 +248,21 @@ def test_the_pipeline_sends_a_constant_the_question_does_not_call_for_to_revisio
     assert transfers.sql == copied
 
 
+def test_a_constant_from_the_hint_or_asked_without_the_layer_is_not_sent_back(eth_engine):
+    """A planned step's hint carries the earlier steps' rows: an address from them is the question's own. Without the
+    semantic layer no entity was looked up, so no constant can be told copied."""
+    sender = "0x" + "ab" * 20
+    written = f"SELECT COUNT(*) AS txs FROM {T} WHERE from_address = '{sender}' AND {LAST_7}"
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                                                             "answer": False})
+    question = "How many transactions did the top sender send in the last 7 days?"
+    for hint, layer in ((f"Earlier steps found: the top sender is {sender}", True), ("", False)):
+        model = ScriptedModel({"direct": f"```sql\n{written}\n```"})
+        result = ask(question, eth_engine, model=model, hint=hint,
+                     settings=settings.with_overrides(pipeline={"semantic_layer": layer}))
+        assert result.sql == written and not [r for r in model.requests if r.template == "revise"]
+
+
 def test_the_pipeline_sends_an_amount_shown_in_wei_to_revision(eth_engine):
     balances = "`bigquery-public-data.crypto_ethereum.balances`"
     address = eth_engine.execute(f"SELECT address FROM {balances} WHERE eth_balance > 0 LIMIT 1").rows[0][0]
