@@ -96,10 +96,11 @@ def test_grounded_literals_are_read_with_the_words_that_call_for_each_and_off_by
     layer_file.write_text("grounded_literals:\n  pattern: '0x[0-9a-f]{8,}'\n  known:\n    - literal: '0xA9059CBB'\n"
                           "      name: the transfer selector\n      terms: [transfer, transfers]\n")
     rules = load_layer(layer_file).grounded_literals
-    assert rules.name_of("0xa9059cbb") == "the transfer selector"
-    assert rules.called_for("0xa9059cbb", "How many token transfers?")
-    assert not rules.called_for("0xa9059cbb", "How many functions does it expose?")
-    assert not rules.called_for("0x095ea7b3", "How many transfers?")  # not a known literal
+    selector = rules.known_as("0xa9059cbb")
+    assert selector.name == "the transfer selector"
+    assert selector.called_for("How many token transfers?")
+    assert not selector.called_for("How many functions does it expose?")
+    assert rules.known_as("0x095ea7b3") is None  # not a known literal: nothing calls for it
 
 
 def test_units_say_how_to_show_their_columns_unless_the_question_asks_for_the_unit(tmp_path):

@@ -47,11 +47,11 @@ def ungrounded_literals(sql: str, dialect: str, rules: GroundedLiterals, questio
             if holds_number(written):
                 continue
             value = unpadded_address(written) or written
-            if _written_in(value, sources) or _written_in(written, sources) or rules.called_for(value, question):
+            known = rules.known_as(value)
+            if _written_in(value, sources) or _written_in(written, sources) or (known and known.called_for(question)):
                 continue
-            known = rules.name_of(value)
             findings.append(
-                f"'{match.group(0)}' is {known}, which the question does not ask about: drop the condition on it"
+                f"'{match.group(0)}' is {known.name}, which the question does not ask about: drop the condition on it"
                 if known else
                 f"'{match.group(0)}' is in neither the question nor what it names (a value copied from an example?): "
                 "filter only on the values the question gives")

@@ -290,8 +290,13 @@ def _selects_with_kept_conditions(tree: exp.Expression) -> list[tuple[exp.Select
         return [(scope.expression, _kept_conditions(scope)) for scope in traverse_scope(tree)
                 if isinstance(scope.expression, exp.Select)]
     except OptimizeError:
-        return [(select, [(c, "WHERE") for c in _conjuncts(select.args["where"].this)] if select.args.get("where") else [])
-                for select in tree.find_all(exp.Select)]
+        return [(select, _own_conditions(select)) for select in tree.find_all(exp.Select)]
+
+
+def _own_conditions(select: exp.Select) -> list[tuple[exp.Expression, str]]:
+    """The conditions a SELECT's own WHERE keeps, each with that origin."""
+    where = select.args.get("where")
+    return [(c, "WHERE") for c in _conjuncts(where.this)] if where else []
 
 
 def _kept_conditions(scope: Scope) -> list[tuple[exp.Expression, str]]:
@@ -299,8 +304,7 @@ def _kept_conditions(scope: Scope) -> list[tuple[exp.Expression, str]]:
     one CTE or subquery it reads alone (no join) on columns that source passes on under their own names (all of
     them with `*`, when that source joins nothing)."""
     select = scope.expression
-    where = select.args.get("where")
-    kept = [(c, "WHERE") for c in _conjuncts(where.this)] if where else []
+    kept = _own_conditions(select)
     sources = [source for _, source in scope.selected_sources.values()]
     if select.args.get("joins") or len(sources) != 1 or not isinstance(sources[0], Scope) or \
             not isinstance(sources[0].expression, exp.Select):

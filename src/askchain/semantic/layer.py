@@ -130,24 +130,22 @@ class KnownLiteral(BaseModel):
     name: str
     terms: tuple[str, ...]
 
+    def called_for(self, question: str) -> bool:
+        return any(_term_pattern(term).search(question) for term in self.terms)
+
 
 class GroundedLiterals(BaseModel):
-    """String literals matching `pattern` (whole, case-insensitive) are grounded when the question writes them, an
-    entity it names defines them, or it uses a term of theirs among the `known`."""
+    """Constants matching `pattern` (case-insensitive, anywhere in a string literal) are grounded when the question
+    writes them, an entity it names defines them, or it uses a term of theirs among the `known`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     pattern: str
     known: tuple[KnownLiteral, ...] = ()
 
-    def called_for(self, literal: str, question: str) -> bool:
-        """Whether a known literal's terms are in `question` (an unknown literal never is)."""
-        return any(_term_pattern(term).search(question) for known in self.known
-                   if known.literal.lower() == literal.lower() for term in known.terms)
-
-    def name_of(self, literal: str) -> str | None:
-        """What a known literal is, for the finding; None for one the layer does not know."""
-        return next((known.name for known in self.known if known.literal.lower() == literal.lower()), None)
+    def known_as(self, literal: str) -> KnownLiteral | None:
+        """The known constant `literal` is (any case); None for one the layer does not know."""
+        return next((known for known in self.known if known.literal.lower() == literal.lower()), None)
 
 
 @dataclass(frozen=True)
