@@ -11,6 +11,7 @@ from askchain.generation.candidates import Candidate
 from askchain.pipeline import validate
 from askchain.pipeline.revise import execute_candidates
 from askchain.pipeline.validate import Findings, validate_sql
+from askchain.semantic.layer import Unit
 
 PREFIX = "bigquery-public-data.crypto_ethereum."
 
@@ -256,7 +257,10 @@ def test_a_share_of_the_filtered_rows_is_found_in_sqlite(schema):
     assert "take Country = 'France' out of WHERE" in findings.summary()
 
 
-WEI = {"transactions.value": "wei: show ETH as {column} / 1e18", "blocks.base_fee_per_gas": "wei: show gwei as {column} / 1e9"}
+WEI = {"transactions.value": Unit(name="wei", columns=("transactions.value",), shown_as="show ETH as {column} / 1e18",
+                                  asked_for="wei", least_meant=1e6),
+       "blocks.base_fee_per_gas": Unit(name="wei", columns=("blocks.base_fee_per_gas",),
+                                       shown_as="show gwei as {column} / 1e9", asked_for="wei", least_meant=1e6)}
 WEI_FINDING = "transactions.value is in wei: show ETH as value / 1e18"
 
 
@@ -293,8 +297,37 @@ def test_an_amount_shown_in_its_base_unit_is_sent_back(sql, expected):
     assert " is in wei" not in validate_sql(sql, schema).summary()  # no units given: nothing known about them
 
 
+@pytest.mark.parametrize("sql, flagged", [
+    # what the 1.5B model wrote for "what percentage of all ETH do whales (more than 1,000 ETH each) hold?"
+    ("SELECT 100 * COUNTIF(value > 1000) / COUNT(*) FROM transactions", "value > 1000"),
+    ("SELECT hash FROM transactions WHERE value >= 0.5", "value >= 0.5"),
+    ("SELECT number FROM blocks WHERE base_fee_per_gas < 30", "base_fee_per_gas < 30"),
+    ("SELECT number FROM blocks WHERE 30 > base_fee_per_gas", "30 > base_fee_per_gas"),
+    ("SELECT hash FROM transactions GROUP BY hash HAVING SUM(value) > 5", "SUM(value) > 5"),
+    ("SELECT COUNT(*) FROM (SELECT value FROM transactions) WHERE value > 10", None),  # a derived column: not known
+    # a figure in the column's unit, a zero bound, a converted column: nothing to say
+    ("SELECT COUNT(*) FROM transactions WHERE value > 1000 * 1e18", None),
+    ("SELECT COUNT(*) FROM transactions WHERE value > 1e18", None),
+    ("SELECT COUNT(*) FROM transactions WHERE value > 0", None),
+    ("SELECT COUNT(*) FROM transactions WHERE value / 1e18 > 1000", None),
+    ("SELECT COUNT(*) FROM transactions WHERE gas_used > 21000", None),  # gas is no amount of wei
+    ("SELECT COUNT(*) FROM blocks WHERE base_fee_per_gas > 30000000000", None),
+])
+def test_an_amount_compared_with_a_figure_meant_in_a_larger_unit_is_sent_back(sql, flagged):
+    schema = Schema([
+        Table("transactions", [Column("hash", "STRING"), Column("value", "NUMERIC"), Column("gas_used", "INT64")]),
+        Table("blocks", [Column("number", "INT64"), Column("base_fee_per_gas", "INT64")]),
+    ], "bigquery")
+    findings = validate_sql(sql, schema, shown_units=WEI)
+    assert not internal_failures(findings), findings
+    tiny = [e for e in findings.errors if "almost nothing" in e]
+    assert len(tiny) == (1 if flagged else 0), findings
+    assert not flagged or tiny[0].startswith(f"{flagged} compares ") and "wei" in tiny[0], tiny
+    assert "almost nothing" not in validate_sql(sql, schema).summary()  # no units given: nothing known about them
+
+
 def test_an_amount_in_its_base_unit_is_found_through_qualified_and_short_table_names(ethereum):
-    units = {"transactions.value": "wei: show ETH as {column} / 1e18"}
+    units = {"transactions.value": WEI["transactions.value"]}
     for table in ("`bigquery-public-data.crypto_ethereum.transactions`", "transactions"):
         assert validate_sql(f"SELECT SUM(value) FROM {table}", ethereum, shown_units=units).errors == [WEI_FINDING]
 

@@ -108,9 +108,10 @@ def test_units_say_how_to_show_their_columns_unless_the_question_asks_for_the_un
     layer_file.write_text("units:\n  - name: wei\n    columns: [Balances.ETH_balance, transactions.value]\n"
                           "    shown_as: 'show ETH as {column} / 1e18'\n    asked_for: '\\bwei\\b'\n")
     layer = load_layer(layer_file)
-    shown = {"balances.eth_balance": "wei: show ETH as {column} / 1e18",
-             "transactions.value": "wei: show ETH as {column} / 1e18"}
+    wei = layer.units[0]
+    shown = {"balances.eth_balance": wei, "transactions.value": wei}
     assert layer.shown_units("What is the ETH balance of 0xab?") == shown
     assert layer.shown_units("Average gas price in gwei?") == shown  # gwei is not wei
+    assert wei.how_shown("value") == "wei: show ETH as value / 1e18" and wei.least_meant is None
     assert layer.shown_units("What is the balance of 0xab in wei?") == {}
     assert LAYER.shown_units("anything") == {}  # a layer without units

@@ -21,6 +21,7 @@ from sqlglot.schema import MappingSchema
 from askchain.db.dialects import column_type, is_numeric, parse_one
 from askchain.db.schema import SHORTENED, Column, Schema, Table
 from askchain.errors import describe, first_line
+from askchain.semantic.layer import Unit
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -64,9 +65,9 @@ def sqlglot_schema(schema: Schema) -> MappingSchema:
 
 
 def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = None,
-                 shown_units: Mapping[str, str] | None = None) -> Findings:
+                 shown_units: Mapping[str, Unit] | None = None) -> Findings:
     """Findings about a query, never an exception. `shown_units` maps "table.column" (lower case) to the column's
-    base unit and how to show it ("wei: show ETH as {column} / 1e18"), from the domain's semantic layer.
+    base unit (wei, and how to show it in ETH), from the domain's semantic layer.
 
     SQL sqlglot cannot parse is a syntax error (whatever the parser raised: the guard would refuse the query anyway),
     and a check that fails inside (a bug, or a construct sqlglot cannot follow) is logged and becomes a warning while
@@ -100,6 +101,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     _guarded(findings, _check_arrays_as_values, tree, schema, findings)
     if shown_units:
         _guarded(findings, _check_raw_amounts, tree, schema, shown_units, findings)
+        _guarded(findings, _check_amounts_against_tiny_figures, tree, schema, shown_units, findings)
     _guarded(findings, _check_joins, tree, schema, findings)
     _guarded(findings, _check_star, written, findings)
     _guarded(findings, _check_shortened_literals, written, findings)
@@ -428,8 +430,13 @@ def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
 
 def _bare_sql(expression: exp.Expression, dialect: str) -> str:
     """An expression's SQL with its columns named without their tables, so `l.topics` and `topics` compare equal."""
+    return _as_written(expression, dialect).lower()
+
+
+def _as_written(expression: exp.Expression, dialect: str) -> str:
+    """An expression's SQL with its columns named without the tables qualification gave them, for a finding."""
     bare = expression.copy().transform(lambda n: exp.column(n.name) if isinstance(n, exp.Column) else n)
-    return bare.unnest().sql(dialect=dialect).lower()
+    return bare.unnest().sql(dialect=dialect)
 
 
 COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In)
@@ -500,7 +507,7 @@ KEEPS_UNIT = (exp.Alias, exp.Paren, exp.Cast, exp.TryCast, exp.Round, exp.Sum, e
               exp.AnyValue, exp.Mul, exp.Add, exp.Sub)
 
 
-def _check_raw_amounts(tree: exp.Expression, schema: Schema, shown_units: Mapping[str, str],
+def _check_raw_amounts(tree: exp.Expression, schema: Schema, shown_units: Mapping[str, Unit],
                        findings: Findings) -> None:
     """A result column showing an amount in its base unit (`SELECT eth_balance`, `SUM(value)`): the user reads 4.2e21
     where 4,200 ETH was meant, and the answer compares badly with any figure in ETH. The finding names the conversion.
@@ -516,10 +523,52 @@ def _check_raw_amounts(tree: exp.Expression, schema: Schema, shown_units: Mappin
                 if found is None:
                     continue
                 table, col = found
-                how = shown_units.get(f"{table.name}.{col.name}".lower())
-                if how:
-                    findings.errors.append(f"{table.name}.{col.name} is in {how.format(column=col.name)}")
+                unit = shown_units.get(f"{table.name}.{col.name}".lower())
+                if unit:
+                    findings.errors.append(f"{table.name}.{col.name} is in {unit.how_shown(col.name)}")
                     return  # one such finding is enough to send the query back
+
+
+#: Comparisons that weigh an amount against a figure (an equality with a non-zero figure of wei is as unlikely).
+WEIGHINGS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ)
+
+
+def _check_amounts_against_tiny_figures(tree: exp.Expression, schema: Schema, shown_units: Mapping[str, Unit],
+                                        findings: Findings) -> None:
+    """An amount in its base unit compared with a figure meant in a larger one (`eth_balance > 1000` for "more than
+    1,000 ETH", `gas_price > 50` for 50 gwei): the filter keeps almost every row, and the answer looks plausible. A
+    figure below the unit's least meant amount is such a figure; zero is a real bound (`value > 0`)."""
+    for scope in traverse_scope(tree):
+        tables = _scope_tables(scope, schema)
+        for comparison in scope.expression.find_all(*WEIGHINGS):
+            if comparison.find_ancestor(exp.Select) is not scope.expression:
+                continue  # a nested query's comparisons belong to its own scope
+            for amount, figure in ((comparison.left, comparison.right), (comparison.right, comparison.left)):
+                number = _figure(figure)
+                if number is None or number == 0:
+                    continue
+                for column in amounts_kept(amount):
+                    found = _schema_column(column, tables)
+                    unit = found and shown_units.get(f"{found[0].name}.{found[1].name}".lower())
+                    if unit and unit.least_meant is not None and abs(number) < unit.least_meant:
+                        findings.errors.append(
+                            f"{_as_written(comparison, schema.dialect)} compares {found[0].name}.{found[1].name}, an "
+                            f"amount in {unit.name}, with {figure.sql(dialect=schema.dialect)} {unit.name}, almost "
+                            f"nothing: convert the column to the figure's unit ({unit.shown_as.format(column=found[1].name)})")
+                        return  # one such finding is enough to send the query back
+
+
+def _figure(node: exp.Expression) -> float | None:
+    """The number a plain numeric literal (or its negation) writes; None for anything else."""
+    if isinstance(node, exp.Neg):
+        inner = _figure(node.this)
+        return None if inner is None else -inner
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return float(node.this)
+        except ValueError:
+            return None
+    return None
 
 
 def _result_scopes(scope: Scope) -> list[Scope]:

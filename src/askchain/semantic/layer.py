@@ -92,6 +92,13 @@ class Unit(BaseModel):
     shown_as: str
     #: A question matching this (case-insensitive) asks for the base unit itself, so raw amounts are right.
     asked_for: str
+    #: The smallest amount anyone means in this unit: a column compared with less (`eth_balance > 1000`) was compared
+    #: with a figure in a larger unit (1,000 ETH); none: every figure may be meant.
+    least_meant: float | None = None
+
+    def how_shown(self, column: str) -> str:
+        """The unit and how to show `column` in a readable one, for a finding."""
+        return f"{self.name}: {self.shown_as.format(column=column)}"
 
 
 class Shorthand(BaseModel):
@@ -204,10 +211,9 @@ class Layer:
         return [reading for _, _, reading in sorted(chosen, key=lambda c: c[0])
                 if not names.intersection(reading.entry.yields_to)][:limit]
 
-    def shown_units(self, question: str) -> dict[str, str]:
-        """For each base-unit column ("table.column", lower case) the question does not ask for raw, its unit and how
-        to show it ("wei: show ETH as {column} / 1e18")."""
-        return {column.lower(): f"{unit.name}: {unit.shown_as}" for unit in self.units
+    def shown_units(self, question: str) -> dict[str, Unit]:
+        """The unit of each base-unit column ("table.column", lower case) the question does not ask for raw."""
+        return {column.lower(): unit for unit in self.units
                 if not re.search(unit.asked_for, question, re.IGNORECASE) for column in unit.columns}
 
 

