@@ -312,6 +312,9 @@ def test_an_amount_shown_in_its_base_unit_is_sent_back(sql, expected):
     ("SELECT COUNT(*) FROM transactions WHERE value / 1e18 > 1000", None),
     ("SELECT COUNT(*) FROM transactions WHERE gas_used > 21000", None),  # gas is no amount of wei
     ("SELECT COUNT(*) FROM blocks WHERE base_fee_per_gas > 30000000000", None),
+    ("SELECT COUNT(*) FROM transactions WHERE value BETWEEN 1 AND 10", "value BETWEEN 1 AND 10"),
+    ("SELECT COUNT(*) FROM transactions WHERE value BETWEEN 1e18 AND 10 * 1e18", None),
+    ("SELECT COUNT(*) FROM transactions WHERE value > -1", None),  # a bound below zero keeps every amount, as meant
 ])
 def test_an_amount_compared_with_a_figure_meant_in_a_larger_unit_is_sent_back(sql, flagged):
     schema = Schema([

@@ -1,7 +1,8 @@
 """Static checks before execution: parse, hallucinated tables/columns/functions, joins off the key graph,
 aggregates mixed with plain columns, grouped results that do not show their groups, one expression under two
 names, shares of the rows a filter already keeps, divisions by 1, a number column compared with words, arrays used
-as values, amounts shown in a base unit (wei), SELECT *. Errors send a candidate to revision instead of the database."""
+as values, amounts shown in a base unit (wei) or compared with a figure too small to be meant in it, SELECT *.
+Errors send a candidate to revision instead of the database."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def sqlglot_schema(schema: Schema) -> MappingSchema:
 def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = None,
                  shown_units: Mapping[str, Unit] | None = None) -> Findings:
     """Findings about a query, never an exception. `shown_units` maps "table.column" (lower case) to the column's
-    base unit (wei, and how to show it in ETH), from the domain's semantic layer.
+    base unit (wei, how to show it in ETH, the least figure meant in it), from the domain's semantic layer.
 
     SQL sqlglot cannot parse is a syntax error (whatever the parser raised: the guard would refuse the query anyway),
     and a check that fails inside (a bug, or a construct sqlglot cannot follow) is logged and becomes a warning while
@@ -430,11 +431,11 @@ def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
 
 def _bare_sql(expression: exp.Expression, dialect: str) -> str:
     """An expression's SQL with its columns named without their tables, so `l.topics` and `topics` compare equal."""
-    return _as_written(expression, dialect).lower()
+    return _unqualified_sql(expression, dialect).lower()
 
 
-def _as_written(expression: exp.Expression, dialect: str) -> str:
-    """An expression's SQL with its columns named without the tables qualification gave them, for a finding."""
+def _unqualified_sql(expression: exp.Expression, dialect: str) -> str:
+    """An expression's SQL with its columns named without their tables, as a finding quotes it to the reviser."""
     bare = expression.copy().transform(lambda n: exp.column(n.name) if isinstance(n, exp.Column) else n)
     return bare.unnest().sql(dialect=dialect)
 
@@ -447,9 +448,7 @@ def _check_text_against_numbers(tree: exp.Expression, schema: Schema, findings: 
     id): the query runs and finds nothing, or everything, so it is sent back with the text columns of that name."""
     for scope in traverse_scope(tree):
         tables = _scope_tables(scope, schema)
-        for comparison in scope.expression.find_all(*COMPARISONS):
-            if comparison.find_ancestor(exp.Select) is not scope.expression:
-                continue  # a nested query's comparisons belong to its own scope
+        for comparison in _own_nodes(scope, *COMPARISONS):
             for column, word in _columns_against_words(comparison):
                 found = _schema_column(column, tables)
                 if found is None or not is_numeric(found[1].type, schema.dialect):
@@ -530,45 +529,52 @@ def _check_raw_amounts(tree: exp.Expression, schema: Schema, shown_units: Mappin
 
 
 #: Comparisons that weigh an amount against a figure (an equality with a non-zero figure of wei is as unlikely).
-WEIGHINGS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ)
+WEIGHINGS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.Between)
 
 
 def _check_amounts_against_tiny_figures(tree: exp.Expression, schema: Schema, shown_units: Mapping[str, Unit],
                                         findings: Findings) -> None:
     """An amount in its base unit compared with a figure meant in a larger one (`eth_balance > 1000` for "more than
     1,000 ETH", `gas_price > 50` for 50 gwei): the filter keeps almost every row, and the answer looks plausible. A
-    figure below the unit's least meant amount is such a figure; zero is a real bound (`value > 0`)."""
+    positive figure below the unit's least meant amount is such a figure; zero or less is a real bound (`value > 0`)."""
     for scope in traverse_scope(tree):
         tables = _scope_tables(scope, schema)
-        for comparison in scope.expression.find_all(*WEIGHINGS):
-            if comparison.find_ancestor(exp.Select) is not scope.expression:
-                continue  # a nested query's comparisons belong to its own scope
-            for amount, figure in ((comparison.left, comparison.right), (comparison.right, comparison.left)):
+        for comparison in _own_nodes(scope, *WEIGHINGS):
+            for amount, figure in _weighed(comparison):
                 number = _figure(figure)
-                if number is None or number == 0:
+                if number is None or number <= 0:
                     continue
                 for column in amounts_kept(amount):
                     found = _schema_column(column, tables)
                     unit = found and shown_units.get(f"{found[0].name}.{found[1].name}".lower())
-                    if unit and unit.least_meant is not None and abs(number) < unit.least_meant:
+                    if unit and unit.least_meant is not None and number < unit.least_meant:
                         findings.errors.append(
-                            f"{_as_written(comparison, schema.dialect)} compares {found[0].name}.{found[1].name}, an "
-                            f"amount in {unit.name}, with {figure.sql(dialect=schema.dialect)} {unit.name}, almost "
-                            f"nothing: convert the column to the figure's unit ({unit.shown_as.format(column=found[1].name)})")
+                            f"{_unqualified_sql(comparison, schema.dialect)} compares {found[0].name}.{found[1].name},"
+                            f" an amount in {unit.name}, with {figure.sql(dialect=schema.dialect)} {unit.name}, almost "
+                            f"nothing: convert the column to the figure's unit ({unit.conversion(found[1].name)})")
                         return  # one such finding is enough to send the query back
 
 
+def _weighed(comparison: exp.Expression) -> list[tuple[exp.Expression, exp.Expression]]:
+    """The (amount, figure) pairs a comparison weighs, either way round; BETWEEN weighs its operand against both ends."""
+    if isinstance(comparison, exp.Between):
+        return [(comparison.this, comparison.args["low"]), (comparison.this, comparison.args["high"])]
+    return [(comparison.left, comparison.right), (comparison.right, comparison.left)]
+
+
 def _figure(node: exp.Expression) -> float | None:
-    """The number a plain numeric literal (or its negation) writes; None for anything else."""
-    if isinstance(node, exp.Neg):
-        inner = _figure(node.this)
-        return None if inner is None else -inner
+    """The number a plain numeric literal writes; None for anything else."""
     if isinstance(node, exp.Literal) and not node.is_string:
         try:
             return float(node.this)
         except ValueError:
             return None
     return None
+
+
+def _own_nodes(scope: Scope, *kinds: type[exp.Expression]):
+    """The nodes of these kinds in a scope's own SELECT: a nested query's belong to its own scope."""
+    return (node for node in scope.expression.find_all(*kinds) if node.find_ancestor(exp.Select) is scope.expression)
 
 
 def _result_scopes(scope: Scope) -> list[Scope]:

@@ -11,7 +11,8 @@ An entry may carry checks: rules the SQL written for such a question must keep (
 1e18), each with the message that tells the reviser what to fix.
 
 Units name the columns stored in a base unit a user never reads (wei) and how to show them (ETH = wei / 1e18):
-validation sends back a query whose result shows such a column raw, unless the question asks for that unit.
+validation sends back a query whose result shows such a column raw, or compares one with a figure below the least
+amount anyone means in that unit (`eth_balance > 1000` for 1,000 ETH), unless the question asks for that unit.
 
 Column aliases name what a model writes for a table's column by another table's convention (`blocks.block_timestamp`
 for `blocks.timestamp`); askchain renames them in each sample (askchain.pipeline.aliases). Word columns hold 32-byte
@@ -96,9 +97,13 @@ class Unit(BaseModel):
     #: with a figure in a larger unit (1,000 ETH); none: every figure may be meant.
     least_meant: float | None = None
 
+    def conversion(self, column: str) -> str:
+        """How to show `column` in a readable unit, for a finding."""
+        return self.shown_as.format(column=column)
+
     def how_shown(self, column: str) -> str:
         """The unit and how to show `column` in a readable one, for a finding."""
-        return f"{self.name}: {self.shown_as.format(column=column)}"
+        return f"{self.name}: {self.conversion(column)}"
 
 
 class Shorthand(BaseModel):

@@ -46,7 +46,8 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("What was the median ETH balance?", {"median", "balance"}),
     ("How many approve calls (method selector 0x095ea7b3) were made yesterday?", {"method_selector", "yesterday"}),
     ("Which contracts have the approve sighash 0x095ea7b3?", {"contract_functions"}),
-    ("How many functions does an ERC-721 contract expose on average?", {"contract_functions", "nft", "average"}),
+    ("How many functions does an ERC-721 contract expose on average?",
+     {"function_count", "contract_functions", "nft", "average"}),
     ("Is Ethereum quieter on Saturdays and Sundays?", {"weekend"}),
     ("Blocks per weekday, and weekends against weekdays", {"weekday", "weekend"}),
     ("How much ETH was withdrawn by validators yesterday?", {"validator_withdrawal", "yesterday"}),
@@ -62,6 +63,10 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("How much ETH did each sender pay in blob fees?", {"blob"}),  # not also a transaction fee
     ("What was the average blob gas price in gwei?", {"average", "blob", "gwei"}),  # not the gas price
     ("What share of type-2 transactions set a max priority fee of zero?", {"share", "transaction_type", "fee_caps"}),
+    ("How many type 2 transactions were sent yesterday?", {"transaction_type", "yesterday"}),
+    ("What percentage of all ETH do whales hold?", {"percentage", "share_of_eth", "balance"}),
+    ("What share of addresses have a balance over 1 ETH?", {"share", "balance"}),  # a share of addresses, not of ETH
+    ("How many function sighashes does BAYC expose?", {"function_count", "nft_BAYC"}),
     ("Average priority fee of EIP-1559 transactions", {"average", "priority_fee", "transaction_type"}),  # the tip paid
     ("Which address received the most Transfer events, decoding the receiver from topic 2?",
      {"event_logs", "topic_address"}),
@@ -176,8 +181,13 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
      f"SELECT logs.topics[SAFE_OFFSET(2)] AS receiver, COUNT(*) AS n FROM {L} WHERE {YESTERDAY} GROUP BY receiver",
      "CONCAT('0x', SUBSTR(topics[SAFE_OFFSET(2)], 27))"),
     ("How many function sighashes does the BAYC contract (0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d) expose?",
-     f"SELECT COUNT(*) FROM {C} WHERE address = '0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d'",
-     "ARRAY_LENGTH(function_sighashes)"),
+     f"SELECT COUNT(*) FROM {C} WHERE address = '0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d' "
+     "AND '0xa9059cbb' NOT IN UNNEST(function_sighashes)", "ARRAY_LENGTH(function_sighashes)"),
+    ("Which contracts expose the ERC-20 transfer function?",
+     f"SELECT COUNT(*) FROM {C} WHERE is_erc20", "ARRAY_LENGTH(function_sighashes)"),
+    ("What percentage of all ETH do whales (more than 1,000 ETH each) hold?",
+     f"SELECT SUM(CASE WHEN eth_balance > 1000 * 1e18 THEN 1 ELSE 0 END) * 100 / COUNT(*) FROM {BAL}",
+     "not a count of rows"),
 ])
 def test_domain_checks_name_the_fix(question, sql, fix):
     findings = [f for reading in LAYER.match(question) for f in reading.findings(sql)]
@@ -243,6 +253,25 @@ def test_domain_checks_name_the_fix(question, sql, fix):
      f"SELECT AVG(max_fee_per_gas) / 1e9 FROM {T} WHERE transaction_type = 2 AND {YESTERDAY}"),
     ("What is the average number of function sighashes of ERC-721 contracts?",
      f"SELECT AVG(ARRAY_LENGTH(function_sighashes)) FROM {C} WHERE is_erc721"),
+    # a function called is read from input, an event's signature from topic0: not the functions a contract exposes
+    ("Which function signature was called most yesterday?",
+     f"SELECT SUBSTR(input, 1, 10) AS selector, COUNT(*) AS calls FROM {T} WHERE {YESTERDAY} GROUP BY selector "
+     "ORDER BY calls DESC LIMIT 1"),
+    # an ERC-721 Transfer's topic 3 is a token id; an address decoded by RIGHT is decoded
+    ("Which token ids (topic 3) of BAYC moved yesterday?",
+     f"SELECT DISTINCT topics[SAFE_OFFSET(3)] AS token_id FROM {L} WHERE {YESTERDAY}"),
+    ("Which address received the most Transfer events yesterday, decoding topic 2?",
+     f"SELECT CONCAT('0x', RIGHT(topics[SAFE_OFFSET(2)], 40)) AS receiver, COUNT(*) AS n FROM {L} WHERE {YESTERDAY} "
+     "GROUP BY receiver"),
+    # an EIP-1559 transaction told by its fee cap; the blob fee cap is a fee cap
+    ("How many EIP-1559 transactions were there yesterday?",
+     f"SELECT COUNT(*) FROM {T} WHERE max_fee_per_gas IS NOT NULL AND {YESTERDAY}"),
+    ("What percentage of all ETH do whales (more than 1,000 ETH each) hold?",
+     f"SELECT 100 * SUM(IF(eth_balance > 1000 * 1e18, eth_balance, 0)) / SUM(eth_balance) FROM {BAL}"),
+    ("How many function sighashes does the BAYC contract expose?",
+     f"SELECT COUNT(*) FROM {C}, UNNEST(function_sighashes) WHERE address = '0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d'"),
+    ("What was the average blob fee cap in gwei of blob transactions yesterday?",
+     f"SELECT AVG(max_fee_per_blob_gas) / 1e9 FROM {T} WHERE transaction_type = 3 AND {YESTERDAY}"),
 ])
 def test_right_queries_pass_the_domain_checks(question, sql):
     assert [f for reading in LAYER.match(question) for f in reading.findings(sql)] == []
