@@ -64,12 +64,11 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("What was the average blob gas price in gwei?", {"average", "blob", "gwei"}),  # not the gas price
     ("What share of type-2 transactions set a max priority fee of zero?", {"share", "transaction_type", "fee_caps"}),
     ("How many type 2 transactions were sent yesterday?", {"transaction_type", "yesterday"}),
-    ("What percentage of all ETH do whales hold?", {"percentage", "share_of_eth", "balance"}),
-    ("What share of addresses have a balance over 1 ETH?", {"share", "balance"}),  # a share of addresses, not of ETH
     ("How many function sighashes does BAYC expose?", {"function_count", "nft_BAYC"}),
     ("Average priority fee of EIP-1559 transactions", {"average", "priority_fee", "transaction_type"}),  # the tip paid
     ("Which address received the most Transfer events, decoding the receiver from topic 2?",
      {"event_logs", "topic_address"}),
+    ("How many Transfer events were mints, with the zero address in topic 1?", {"event_logs"}),  # a filter: no decoding
 ])
 def test_the_questions_users_ask_get_their_definitions(question, expected):
     assert {r.entry.name for r in LAYER.match(question)} == expected
@@ -185,9 +184,6 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
      "AND '0xa9059cbb' NOT IN UNNEST(function_sighashes)", "ARRAY_LENGTH(function_sighashes)"),
     ("Which contracts expose the ERC-20 transfer function?",
      f"SELECT COUNT(*) FROM {C} WHERE is_erc20", "ARRAY_LENGTH(function_sighashes)"),
-    ("What percentage of all ETH do whales (more than 1,000 ETH each) hold?",
-     f"SELECT SUM(CASE WHEN eth_balance > 1000 * 1e18 THEN 1 ELSE 0 END) * 100 / COUNT(*) FROM {BAL}",
-     "not a count of rows"),
 ])
 def test_domain_checks_name_the_fix(question, sql, fix):
     findings = [f for reading in LAYER.match(question) for f in reading.findings(sql)]
@@ -243,7 +239,7 @@ def test_domain_checks_name_the_fix(question, sql, fix):
      f"SELECT COUNT(*) FROM (SELECT transaction_hash FROM {TR} WHERE {YESTERDAY} GROUP BY transaction_hash "
      "HAVING COUNT(*) > 1)"),
     # an address compared with its padded word in topic 1 or 2 is a filter; topic0 against a signature hash is right
-    ("How many Transfer events sent USDC to 0xab5801a7d398351b8be11c439e05c5b3259aec9b, decoding topic 2?",
+    ("How many Transfer events sent USDC to 0xab5801a7d398351b8be11c439e05c5b3259aec9b (topic 2, decoded)?",
      f"SELECT COUNT(*) FROM {L} WHERE topics[SAFE_OFFSET(2)] = '0x000000000000000000000000ab5801a7d398351b8be11c439e05c5b3259aec9b'"
      " AND address = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48'"),
     ("How many distinct receivers got Transfer events yesterday, decoding topic 2?",
@@ -258,7 +254,7 @@ def test_domain_checks_name_the_fix(question, sql, fix):
      f"SELECT SUBSTR(input, 1, 10) AS selector, COUNT(*) AS calls FROM {T} WHERE {YESTERDAY} GROUP BY selector "
      "ORDER BY calls DESC LIMIT 1"),
     # an ERC-721 Transfer's topic 3 is a token id; an address decoded by RIGHT is decoded
-    ("Which token ids (topic 3) of BAYC moved yesterday?",
+    ("Which token ids of BAYC moved yesterday, decoding topic 3?",
      f"SELECT DISTINCT topics[SAFE_OFFSET(3)] AS token_id FROM {L} WHERE {YESTERDAY}"),
     ("Which address received the most Transfer events yesterday, decoding topic 2?",
      f"SELECT CONCAT('0x', RIGHT(topics[SAFE_OFFSET(2)], 40)) AS receiver, COUNT(*) AS n FROM {L} WHERE {YESTERDAY} "
@@ -266,8 +262,6 @@ def test_domain_checks_name_the_fix(question, sql, fix):
     # an EIP-1559 transaction told by its fee cap; the blob fee cap is a fee cap
     ("How many EIP-1559 transactions were there yesterday?",
      f"SELECT COUNT(*) FROM {T} WHERE max_fee_per_gas IS NOT NULL AND {YESTERDAY}"),
-    ("What percentage of all ETH do whales (more than 1,000 ETH each) hold?",
-     f"SELECT 100 * SUM(IF(eth_balance > 1000 * 1e18, eth_balance, 0)) / SUM(eth_balance) FROM {BAL}"),
     ("How many function sighashes does the BAYC contract expose?",
      f"SELECT COUNT(*) FROM {C}, UNNEST(function_sighashes) WHERE address = '0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d'"),
     ("What was the average blob fee cap in gwei of blob transactions yesterday?",
