@@ -517,15 +517,9 @@ def _check_raw_amounts(tree: exp.Expression, schema: Schema, shown_units: Mappin
     for scope in _result_scopes(root):
         tables = _scope_tables(scope, schema)
         for projection in scope.expression.selects:
-            for column in amounts_kept(projection):
-                found = _schema_column(column, tables)
-                if found is None:
-                    continue
-                table, col = found
-                unit = shown_units.get(f"{table.name}.{col.name}".lower())
-                if unit:
-                    findings.errors.append(f"{table.name}.{col.name} is in {unit.how_shown(col.name)}")
-                    return  # one such finding is enough to send the query back
+            for name, column, unit in _amounts_in_base_units(projection, tables, shown_units):
+                findings.errors.append(f"{name} is in {unit.how_shown(column.name)}")
+                return  # one such finding is enough to send the query back
 
 
 #: Comparisons that weigh an amount against a figure (an equality with a non-zero figure of wei is as unlikely).
@@ -544,15 +538,21 @@ def _check_amounts_against_tiny_figures(tree: exp.Expression, schema: Schema, sh
                 number = _figure(figure)
                 if number is None or number <= 0:
                     continue
-                for column in amounts_kept(amount):
-                    found = _schema_column(column, tables)
-                    unit = found and shown_units.get(f"{found[0].name}.{found[1].name}".lower())
-                    if unit and unit.least_meant is not None and number < unit.least_meant:
+                for name, column, unit in _amounts_in_base_units(amount, tables, shown_units):
+                    if unit.least_meant is not None and number < unit.least_meant:
                         findings.errors.append(
-                            f"{_unqualified_sql(comparison, schema.dialect)} compares {found[0].name}.{found[1].name},"
-                            f" an amount in {unit.name}, with {figure.sql(dialect=schema.dialect)} {unit.name}, almost "
-                            f"nothing: convert the column to the figure's unit ({unit.conversion(found[1].name)})")
+                            f"{_unqualified_sql(comparison, schema.dialect)} compares {name}, an amount in {unit.name}, "
+                            f"with {figure.sql(dialect=schema.dialect)} {unit.name}, almost nothing: convert the column "
+                            f"to the figure's unit ({unit.conversion(column.name)})")
                         return  # one such finding is enough to send the query back
+
+
+def _amounts_in_base_units(node: exp.Expression, tables: dict[str, Table],
+                           shown_units: Mapping[str, Unit]) -> list[tuple[str, Column, Unit]]:
+    """The schema columns whose unit `node` keeps and that are stored in a base unit: ("table.column", column, unit)."""
+    found = [_schema_column(column, tables) for column in amounts_kept(node)]
+    named = [(f"{table.name}.{column.name}", column) for table, column in filter(None, found)]
+    return [(name, column, shown_units[name.lower()]) for name, column in named if name.lower() in shown_units]
 
 
 def _weighed(comparison: exp.Expression) -> list[tuple[exp.Expression, exp.Expression]]:
