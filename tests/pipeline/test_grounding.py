@@ -1,11 +1,11 @@
 """A constant the question never called for is sent back: the question, an entity it names or a known constant's
-words must account for each literal the domain watches."""
+words must account for each literal the domain watches. A known one's condition is dropped before validation."""
 
 from __future__ import annotations
 
 import pytest
 
-from askchain.pipeline.grounding import ungrounded_literals
+from askchain.pipeline.grounding import drop_unasked_constants, ungrounded_literals
 from askchain.semantic import Entry, Reading
 from askchain.semantic.layer import GroundedLiterals, KnownLiteral
 
@@ -71,3 +71,44 @@ def test_constants_the_question_does_not_call_for_are_sent_back(question, readin
         assert found == []
     else:
         assert len(found) == 1 and found[0].startswith(finding), found
+
+
+@pytest.mark.parametrize("question, readings, sql, repaired", [
+    # the copied Transfer hash dropped from WHERE's chain of ANDs, first, last or alone, in parentheses or not
+    ("How many events did USDC emit yesterday?", [USDC_ENTITY],
+     f"SELECT COUNT(*) FROM logs WHERE {TOPIC0} = '{TRANSFER}' AND address = '{USDC}'",
+     f"SELECT COUNT(*) FROM logs WHERE address = '{USDC}'"),
+    ("How many events did USDC emit yesterday?", [USDC_ENTITY],
+     f"SELECT COUNT(*) FROM logs WHERE address = '{USDC}' AND ({TOPIC0} = '{TRANSFER}') AND block_number > 5",
+     f"SELECT COUNT(*) FROM logs WHERE address = '{USDC}' AND block_number > 5"),
+    ("How many events were logged yesterday?", [],
+     f"SELECT COUNT(*) FROM logs WHERE LOWER({TOPIC0}) IN ('{TRANSFER}')", "SELECT COUNT(*) FROM logs"),
+    ("How many events did USDC emit?", [USDC_ENTITY],
+     f"SELECT n FROM (SELECT COUNT(*) AS n FROM logs WHERE address = '{USDC}' AND {TOPIC0} = '{TRANSFER}')",
+     f"SELECT n FROM (SELECT COUNT(*) AS n FROM logs WHERE address = '{USDC}')"),
+    # called for, or only excluded: kept
+    ("How many USDC transfers were logged yesterday?", [USDC_ENTITY],
+     f"SELECT COUNT(*) FROM logs WHERE {TOPIC0} = '{TRANSFER}' AND address = '{USDC}'", None),
+    ("How many other events were logged yesterday?", [],
+     f"SELECT COUNT(*) FROM logs WHERE {TOPIC0} != '{TRANSFER}'", None),
+    # an unknown constant may be the question's own value mistyped: revision decides
+    (f"How many events did {USDC} emit?", [], f"SELECT COUNT(*) FROM logs WHERE address = '{OTHER}'", None),
+    # anywhere but WHERE's ANDs (OR, a count's condition, JOIN ON), or beside a constant the question gives: kept
+    ("How many events did USDC emit yesterday?", [USDC_ENTITY],
+     f"SELECT COUNT(*) FROM logs WHERE {TOPIC0} = '{TRANSFER}' OR address = '{USDC}'", None),
+    ("How many events did USDC emit yesterday?", [USDC_ENTITY],
+     f"SELECT COUNTIF({TOPIC0} = '{TRANSFER}') FROM logs WHERE address = '{USDC}'", None),
+    ("How many events did USDC emit yesterday?", [USDC_ENTITY],
+     f"SELECT COUNT(*) FROM logs AS l JOIN tokens AS t ON t.address = l.address AND {TOPIC0} = '{TRANSFER}'", None),
+    ("How many events did USDC emit yesterday?", [USDC_ENTITY],
+     f"SELECT COUNT(*) FROM logs WHERE address IN ('{USDC}', '{ZERO}')", None),
+    # unreadable: unchanged
+    ("How many events yesterday?", [], f"SELECT COUNT(*) FROM logs WHERE {TOPIC0} = '{TRANSFER}' AND", None),
+])
+def test_conditions_on_known_constants_the_question_does_not_call_for_are_dropped(question, readings, sql, repaired):
+    written, notes = drop_unasked_constants(sql, "bigquery", RULES, question, readings)
+    if repaired is None:
+        assert (written, notes) == (sql, [])
+    else:
+        assert written == repaired and len(notes) == 1 and notes[0].startswith("dropped ") and \
+            "which the question does not ask about" in notes[0], notes

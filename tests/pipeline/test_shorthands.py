@@ -36,7 +36,7 @@ YESTERDAY = "DATE(timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     # NOT, or a comparison after it, binds tighter than AND: parenthesized
     ("SELECT 1 FROM t WHERE NOT LAST_DAYS(block_timestamp, 7)", f"SELECT 1 FROM t WHERE NOT ({WEEK})",
      ["LAST_DAYS(block_timestamp, 7) expanded"]),
-    ("SELECT 1 FROM t WHERE LAST_DAYS(block_timestamp, 7) = TRUE", f"SELECT 1 FROM t WHERE ({WEEK}) = TRUE",
+    ("SELECT 1 FROM t WHERE LAST_DAYS(block_timestamp, 7) = FALSE", f"SELECT 1 FROM t WHERE ({WEEK}) = FALSE",
      ["LAST_DAYS(block_timestamp, 7) expanded"]),
     # two calls in one query
     ("SELECT COUNTIF(DAY_AGO(timestamp, 1)), COUNTIF(DAY_AGO(timestamp, 8)) FROM blocks WHERE LAST_DAYS(timestamp, 8)",
@@ -67,6 +67,25 @@ def test_a_shorthand_call_is_expanded_where_it_is_written(written, expanded, not
 ])
 def test_a_call_compared_with_a_column_is_the_condition_on_that_column(written, expanded, note):
     """The model took the call for a date; as written it compares a timestamp with a boolean and cannot run."""
+    assert expand_shorthands(written, "bigquery", SHORTHANDS) == (expanded, [note])
+    assert parse_one(expanded, "bigquery") is not None
+
+
+@pytest.mark.parametrize("written, expanded, note", [
+    ("SELECT COUNT(*) FROM t WHERE LAST_DAYS(block_timestamp, 7) IS NOT NULL",
+     f"SELECT COUNT(*) FROM t WHERE {WEEK}", "LAST_DAYS(block_timestamp, 7) IS NOT NULL read as the condition itself"),
+    ("SELECT 1 FROM t WHERE x = 1 AND LAST_DAYS(block_timestamp, 7) is true GROUP BY 1",
+     f"SELECT 1 FROM t WHERE x = 1 AND {WEEK} GROUP BY 1",
+     "LAST_DAYS(block_timestamp, 7) is true read as the condition itself"),
+    ("SELECT COUNTIF(DAY_AGO(timestamp, 1) = TRUE) FROM blocks", f"SELECT COUNTIF({YESTERDAY}) FROM blocks",
+     "DAY_AGO(timestamp, 1) = TRUE read as the condition itself"),
+    # NOT before it binds tighter than AND
+    ("SELECT 1 FROM t WHERE NOT LAST_DAYS(block_timestamp, 7) IS NOT NULL", f"SELECT 1 FROM t WHERE NOT ({WEEK})",
+     "LAST_DAYS(block_timestamp, 7) IS NOT NULL read as the condition itself"),
+])
+def test_a_call_tested_for_a_value_is_the_condition_itself(written, expanded, note):
+    """The model took the call for a value that may be missing; on the condition in full the test holds for every
+    row (`(... AND ...) IS NOT NULL`), and the window would keep everything."""
     assert expand_shorthands(written, "bigquery", SHORTHANDS) == (expanded, [note])
     assert parse_one(expanded, "bigquery") is not None
 

@@ -6,7 +6,10 @@ returns a plausible number and answers another question; nothing else flags it. 
 (`grounded_literals` in its semantic layer: on Ethereum, hex constants of four bytes or more), and each one a query
 holds must come from the question itself, from an entity it names (USDC's address) or from a known constant whose
 words it uses ("transfers" calls for the Transfer hash). An address padded to a 32-byte word is that address (a word
-holding a token id is a number, not watched); a constant the query only keeps out (`from_address != '0x00…0'`) is no filter on it."""
+holding a token id is a number, not watched); a constant the query only keeps out (`from_address != '0x00…0'`) is no filter on it.
+
+A known constant the question does not call for is a copy whatever else the query gets right: its condition is dropped
+before validation (`drop_unasked_constants`), as the finding would ask, without spending a revision on it."""
 
 from __future__ import annotations
 
@@ -14,7 +17,9 @@ import re
 from typing import Sequence
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
+from sqlglot.tokens import Token, TokenType
 
 from askchain.db.dialects import parse_one
 from askchain.pipeline.words import holds_number, unpadded_address
@@ -33,29 +38,116 @@ def ungrounded_literals(sql: str, dialect: str, rules: GroundedLiterals, questio
         tree = parse_one(sql, dialect)
     except SqlglotError:
         return []
-    pattern = re.compile(rules.pattern, re.IGNORECASE)
-    sources = " ".join([question, *(r.definition for r in readings if r.entry.kind == "entity")]).lower()
     findings, seen = [], set()
+    for _, written, known in _unasked(tree, rules, question, readings):
+        if written.lower() in seen:
+            continue
+        seen.add(written.lower())
+        findings.append(
+            f"'{written}' is {known.name}, which the question does not ask about: drop the condition on it"
+            if known else
+            f"'{written}' is in neither the question nor what it names (a value copied from an example?): "
+            "filter only on the values the question gives")
+    return findings
+
+
+def drop_unasked_constants(sql: str, dialect: str, rules: GroundedLiterals, question: str,
+                           readings: Sequence[Reading]) -> tuple[str, list[str]]:
+    """`sql` without each WHERE condition that filters on known constants the question does not call for (the
+    Transfer hash copied into "how many events did USDT emit"), with the AND that joined it, and what was dropped. A
+    known constant names what it is, so the condition is a copy, never a mistyped value of the question's (an unknown
+    constant may be one: that one is left to revision), and neither is one anywhere else than in WHERE's chain of
+    ANDs (under OR, in COUNTIF). The rest stays as written; `sql` unchanged (and no notes) when nothing is dropped or
+    sqlglot cannot read it."""
+    notes: list[str] = []
+    while dropped := _drop_one(sql, dialect, rules, question, readings):
+        sql, note = dropped
+        notes.append(note)
+    return sql, notes
+
+
+def _drop_one(sql: str, dialect: str, rules: GroundedLiterals, question: str,
+              readings: Sequence[Reading]) -> tuple[str, str] | None:
+    """`sql` with the first droppable condition (see above) taken out where it is written, and the note; None when
+    there is none (one edit at a time: two neighbours dropped at once would share their AND)."""
+    try:
+        tree = parse_one(sql, dialect)
+        tokens = Dialect.get_or_raise(dialect).tokenize(sql)
+    except SqlglotError:
+        return None
+    unasked = list(_unasked(tree, rules, question, readings))
+    copied = {id(literal) for literal, _, known in unasked if known}
+    for literal, _, known in unasked:
+        condition = _where_condition(literal) if known else None
+        if condition is None or not all(id(other) in copied for other in _watched(condition, rules)):
+            continue
+        span = _written_with_its_and(tokens, condition, literal, dialect)
+        if span:
+            return (sql[:span[0]] + sql[span[1] + 1:],
+                    f"dropped {condition.sql(dialect)}: {known.name}, which the question does not ask about")
+    return None
+
+
+def _written_with_its_and(tokens: list[Token], condition: exp.Expression, literal: exp.Literal,
+                          dialect: str) -> tuple[int, int] | None:
+    """The characters to remove for `condition` (first and last, inclusive): its tokens as written, with the AND
+    before it (or after it, when it comes first) or, alone, its WHERE, from just after the token before them; None
+    when its tokens are not found as sqlglot writes it back around `literal`."""
+    written = [(t.token_type, t.text.upper()) for t in Dialect.get_or_raise(dialect).tokenize(condition.sql(dialect))]
+    at = next((i for i, t in enumerate(tokens) if t.start <= literal.meta.get("start", -1) <= t.end), None)
+    if at is None:
+        return None
+    first = next((i for i in range(max(0, at - len(written) + 1), at + 1)
+                  if [(t.token_type, t.text.upper()) for t in tokens[i:i + len(written)]] == written), None)
+    if first is None or first < 2:
+        return None
+    last = first + len(written) - 1
+    before, after = tokens[first - 1].token_type, tokens[last + 1].token_type if last + 1 < len(tokens) else None
+    if before in (TokenType.AND, TokenType.WHERE) and after != TokenType.AND:
+        return tokens[first - 2].end + 1, tokens[last].end
+    if after == TokenType.AND:
+        return tokens[first].start, tokens[last + 2].start - 1 if last + 2 < len(tokens) else tokens[last + 1].end
+    return None
+
+
+def _unasked(tree: exp.Expression | None, rules: GroundedLiterals, question: str, readings: Sequence[Reading]):
+    """(literal, constant as written, the known constant it is or None) for each constant of the rules' pattern in a
+    string literal of `tree` that nothing the question says or names accounts for, constants only excluded left out."""
+    sources = " ".join([question, *(r.definition for r in readings if r.entry.kind == "entity")]).lower()
     for literal in tree.find_all(exp.Literal) if tree is not None else []:
         if not literal.is_string or _excluded(literal):
             continue
-        for match in pattern.finditer(literal.this):
+        for match in re.finditer(rules.pattern, literal.this, re.IGNORECASE):
             written = match.group(0).lower()
-            if written in seen:
-                continue
-            seen.add(written)
             if holds_number(written):
                 continue
             value = unpadded_address(written) or written
             known = rules.known_as(value)
-            if _written_in(value, sources) or _written_in(written, sources) or (known and known.called_for(question)):
-                continue
-            findings.append(
-                f"'{match.group(0)}' is {known.name}, which the question does not ask about: drop the condition on it"
-                if known else
-                f"'{match.group(0)}' is in neither the question nor what it names (a value copied from an example?): "
-                "filter only on the values the question gives")
-    return findings
+            if not (_written_in(value, sources) or _written_in(written, sources) or
+                    (known and known.called_for(question))):
+                yield literal, match.group(0), known
+
+
+def _watched(condition: exp.Expression, rules: GroundedLiterals) -> list[exp.Literal]:
+    """The string literals of `condition` holding a constant of the rules' pattern."""
+    return [literal for literal in condition.find_all(exp.Literal)
+            if literal.is_string and re.search(rules.pattern, literal.this, re.IGNORECASE)]
+
+
+def _where_condition(literal: exp.Literal) -> exp.Expression | None:
+    """The comparison holding `literal` (maybe in parentheses) when it is one of a WHERE clause's ANDed conditions;
+    None anywhere else."""
+    node = literal.parent
+    while isinstance(node, (exp.Lower, exp.Upper, exp.Paren, exp.Tuple)):
+        node = node.parent
+    if not isinstance(node, (exp.EQ, exp.In, exp.Like)):
+        return None
+    while isinstance(node.parent, exp.Paren):
+        node = node.parent
+    chain = node.parent
+    while isinstance(chain, (exp.And, exp.Paren)):
+        chain = chain.parent
+    return node if isinstance(chain, exp.Where) and isinstance(node.parent, (exp.And, exp.Where)) else None
 
 
 def _written_in(constant: str, text: str) -> bool:

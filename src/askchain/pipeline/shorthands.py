@@ -30,6 +30,9 @@ _OPEN_AFTER = {TokenType.AND, TokenType.OR, TokenType.R_PAREN, TokenType.COMMA, 
 #: What binds tighter than AND beside a condition written in full: NOT before it, a comparison on either side.
 _TIGHTER_BEFORE = re.compile(r"(?:\bNOT|=|<|>|\bIS)\s*$", re.IGNORECASE)
 _TIGHTER_AFTER = re.compile(r"\s*(?:=|<|>|!=|\bIS\b)", re.IGNORECASE)
+#: What the model appends to a call it takes for a value that may be missing (`LAST_DAYS(block_timestamp, 30) IS NOT
+#: NULL`): on the condition written in full it holds for every row, so the call is read as the condition itself.
+_HOLDS_AFTER = re.compile(r"\s*(?:IS\s+NOT\s+NULL|IS\s+TRUE|=\s*TRUE)\b", re.IGNORECASE)
 _COLUMN = SHORTHAND_PARAMETERS["column"]
 _COMPARED_COLUMN = re.compile(rf"(?<![\w.`])(?:DATE\s*\(\s*(?P<in_date>{_COLUMN})\s*\)|(?P<column>{_COLUMN}))"
                               r"\s*(?:=|!=|<>|>=|<=|<|>)\s*$", re.IGNORECASE)
@@ -38,7 +41,8 @@ _COMPARED_COLUMN = re.compile(rf"(?<![\w.`])(?:DATE\s*\(\s*(?P<in_date>{_COLUMN}
 def expand_shorthands(sql: str, dialect: str, shorthands: Iterable[Shorthand]) -> tuple[str, list[str]]:
     """`sql` with each shorthand call replaced by what it stands for, and what was expanded ("LAST_DAYS(block_timestamp,
     7) expanded"). A call compared with a column (`block_timestamp >= LAST_DAYS(block_timestamp, 7)`, the call taken
-    for a date) is read as the condition on that column, which is the only reading that runs. A call inside a string
+    for a date) is read as the condition on that column, which is the only reading that runs; one the model tests for a
+    value (`LAST_DAYS(block_timestamp, 7) IS NOT NULL`, true of every row) as the condition itself. A call inside a string
     or with other arguments is left as written (executing it fails, and the error goes to revision)."""
     by_name = {shorthand.name: shorthand for shorthand in shorthands}
     tokens, calls = named_calls(sql, dialect, by_name)
@@ -52,6 +56,9 @@ def expand_shorthands(sql: str, dialect: str, shorthands: Iterable[Shorthand]) -
         if compared and "column" in values:
             start, values["column"] = compared.start(), compared.group("column") or compared.group("in_date")
             note = f"{' '.join(sql[start:end + 1].split())} read as the condition on {values['column']}"
+        if holds := _HOLDS_AFTER.match(sql, end + 1):
+            end = holds.end() - 1
+            note = f"{' '.join(sql[start:end + 1].split())} read as the condition itself"
         if len(written) != len(parameters) or not all(re.fullmatch(SHORTHAND_PARAMETERS[name], value)
                                                    for name, value in values.items()):
             continue

@@ -27,7 +27,7 @@ from askchain.pipeline import abstain, confidence as confidence_rules
 from askchain.pipeline.aliases import own_column_names
 from askchain.pipeline.coverage import Coverage, coverage
 from askchain.pipeline.date_parts import extract_date_parts
-from askchain.pipeline.grounding import ungrounded_literals
+from askchain.pipeline.grounding import drop_unasked_constants, ungrounded_literals
 from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
 from askchain.pipeline.ranking import show_ranking_measure
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
@@ -243,7 +243,7 @@ def sample(name: str, state: State, run: Run, count: int | None = None, skip: in
     settings = cfg.generators[name]
     if count is not None:
         settings = settings.model_copy(update={"n": count})
-    repair = repairer(run)
+    repair = repairer(run, state)
 
     def execute(sql: str):
         """What a generator runs itself (role play shows the result to its critic) runs as repaired, as its samples."""
@@ -268,11 +268,12 @@ def shorthands(run: Run) -> tuple[Shorthand, ...]:
     return layer.shorthands if layer else ()
 
 
-def repairer(run: Run) -> Callable[[Candidate], Candidate]:
+def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
     """Each candidate repaired before validation: date parts taken with functions the dialect lacks written as its
     EXTRACT, and by the domain layer's rules: shorthands expanded, column aliases renamed to the tables' own columns,
-    addresses compared with 32-byte words padded, a ranked answer's measure shown. Candidates are unchanged without
-    validation (the methods that measure the model alone)."""
+    addresses compared with 32-byte words padded, a ranked answer's measure shown, conditions on a known constant the
+    question does not call for dropped. Candidates are unchanged without validation (the methods that measure the
+    model alone)."""
     if not run.settings.pipeline.validation:
         return lambda candidate: candidate
     layer = domain_layer(run) or Layer([])
@@ -286,6 +287,10 @@ def repairer(run: Run) -> Callable[[Candidate], Candidate]:
     if layer.show_ranking_measure:
         in_base_units = [column for unit in layer.units for column in unit.columns]
         rules.append(lambda sql: show_ranking_measure(sql, run.dialect, in_base_units))
+    readings = state.get("definitions")
+    if layer.grounded_literals and readings is not None:  # as in validation: entities looked up, or none grounds
+        rules.append(lambda sql: drop_unasked_constants(sql, run.dialect, layer.grounded_literals, asked(run, state),
+                                                        readings))
 
     def repair(candidate: Candidate) -> Candidate:
         sql, notes = candidate.sql, []
@@ -302,9 +307,13 @@ def validator(run: Run, state: State) -> Callable[[str], Findings]:
     measure the model alone."""
     if not run.settings.pipeline.validation:
         return lambda sql: Findings()
-    asked = " ".join(filter(None, [state["question"], run.hint]))  # a hint (a planned step's earlier rows) asks too
     layer = domain_layer(run)
-    return lambda sql: validate_for_question(sql, run.schema, asked, layer, state.get("definitions"))
+    return lambda sql: validate_for_question(sql, run.schema, asked(run, state), layer, state.get("definitions"))
+
+
+def asked(run: Run, state: State) -> str:
+    """What a run is asked: the question, and a hint's words (a planned step's earlier rows ask too)."""
+    return " ".join(filter(None, [state["question"], run.hint]))
 
 
 def validate_for_question(sql: str, schema: Schema, question: str, layer: Layer | None,
@@ -378,7 +387,7 @@ def revise(state: State, run: Run) -> StageOutput:
         unique, ctx=state["context"], model=run.models.factual, key=lambda sql: normalize_sql(sql, run.dialect),
         validate=validator(run, state), execute=run.execute, rounds=cfg.revision_rounds, max_revisions=cfg.max_revisions,
         empty_answer_share=cfg.empty_answer_share, revise_beside_rows=cfg.revise_beside_rows,
-        seed=run.settings.llm.seed, on_round=on_round, known=state.get("drafts", []), repair=repairer(run),
+        seed=run.settings.llm.seed, on_round=on_round, known=state.get("drafts", []), repair=repairer(run, state),
         shorten=lambda text: write_short(text, shorthands(run)),
     )
     return {"executions": executions}, {"unique_candidates": len(unique), "rounds": rounds}

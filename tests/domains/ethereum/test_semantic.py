@@ -286,12 +286,33 @@ def test_the_pipeline_sends_a_query_breaking_a_domain_check_to_revision(eth_engi
     assert "INTERVAL 1 DAY" not in revise.messages[-1][1]
 
 
-def test_the_pipeline_sends_a_constant_the_question_does_not_call_for_to_revision(eth_engine):
+def test_the_pipeline_drops_a_known_constant_the_question_does_not_call_for(eth_engine):
     """The 1.5B model put the Transfer event's hash (shown in the notes) into a question about all of a contract's
-    events: the query runs and counts only transfers."""
+    events: the query runs and counts only transfers. A known constant is a copy: its condition is dropped before
+    validation, with no revision; asked about ("Transfer events"), it stays."""
     usdc = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
-    copied = (f"SELECT COUNT(*) AS events FROM {L} WHERE topics[SAFE_OFFSET(0)] = "
-              f"'0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef' AND address = '{usdc}' AND {LAST_7}")
+    transfer = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+    copied = (f"SELECT COUNT(*) AS events FROM {L} WHERE topics[SAFE_OFFSET(0)] = '{transfer}' AND address = '{usdc}' "
+              f"AND {LAST_7}")
+    right = f"SELECT COUNT(*) AS events FROM {L} WHERE address = '{usdc}' AND {LAST_7}"
+    model = ScriptedModel({"direct": f"```sql\n{copied}\n```"})
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                                                             "answer": False})
+    result = ask(f"How many events did the USDC contract ({usdc}) emit in the last 7 days?", eth_engine, model=model,
+                 settings=settings)
+    assert result.sql == right and not [r for r in model.requests if r.template == "revise"]
+    assert _draft_repairs(settings, result) == [
+        f"dropped topics[SAFE_OFFSET(0)] = '{transfer}': the Transfer event's topic0, which the question does not ask "
+        "about"]
+    transfers = ask("How many USDC Transfer events were logged in the last 7 days?", eth_engine,
+                    model=ScriptedModel({"direct": f"```sql\n{copied}\n```"}), settings=settings)
+    assert transfers.sql == copied
+
+
+def test_the_pipeline_sends_an_unknown_constant_the_question_does_not_give_to_revision(eth_engine):
+    """An address nothing names may be the question's own mistyped: revision is asked to filter on what it gives."""
+    usdc = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
+    copied = f"SELECT COUNT(*) AS events FROM {L} WHERE address = '0x{'cd' * 20}' AND {LAST_7}"
     right = f"SELECT COUNT(*) AS events FROM {L} WHERE address = '{usdc}' AND {LAST_7}"
     model = ScriptedModel({"direct": f"```sql\n{copied}\n```", "revise": f"```sql\n{right}\n```"})
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
@@ -300,10 +321,7 @@ def test_the_pipeline_sends_a_constant_the_question_does_not_call_for_to_revisio
                  settings=settings)
     assert result.sql == right
     revise = next(r for r in model.requests if r.template == "revise")
-    assert "is the Transfer event's topic0, which the question does not ask about" in revise.messages[-1][1]
-    transfers = ask("How many USDC Transfer events were logged in the last 7 days?", eth_engine,
-                    model=ScriptedModel({"direct": f"```sql\n{copied}\n```"}), settings=settings)
-    assert transfers.sql == copied
+    assert "is in neither the question nor what it names" in revise.messages[-1][1]
 
 
 def test_a_constant_from_the_hint_or_asked_without_the_layer_is_not_sent_back(eth_engine):
