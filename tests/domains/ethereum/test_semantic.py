@@ -186,16 +186,8 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
      "AND '0xa9059cbb' NOT IN UNNEST(function_sighashes)", "ARRAY_LENGTH(function_sighashes)"),
     ("Which contracts expose the ERC-20 transfer function?",
      f"SELECT COUNT(*) FROM {C} WHERE is_erc20", "ARRAY_LENGTH(function_sighashes)"),
-    # what the 1.5B model wrote on the test split: NFT sales read from the marketplace's internal calls or from the
-    # NFT transfers alone, an age as a date minus a date, a symbol from a table that has none, the last N days
-    # running into today, a method's calls as input equal to its selector
-    (f"How much ETH was spent on NFT purchases through Seaport ({SEAPORT}) yesterday?",
-     f"SELECT SUM(tx.value) / 1e18 FROM {TR} AS t JOIN {T} AS tx ON t.transaction_hash = tx.hash "
-     f"WHERE tx.to_address = '{SEAPORT}' AND tx.receipt_status = 1 AND DATE(t.block_timestamp) = "
-     "DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)", "traces are not needed"),
-    (f"Daily NFT sales volume in ETH on Seaport ({SEAPORT}) over the last 7 days",
-     f"SELECT DATE(block_timestamp) AS day, COUNT(*) FROM {TT} WHERE to_address = '{SEAPORT}' AND {LAST_7} "
-     "GROUP BY day ORDER BY day", "read transactions"),
+    # what the 1.5B model wrote on the test split: an age as a date minus a date, a symbol from a table that has
+    # none, the last N days running into today, a method's calls as input equal to its selector
     ("How many days ago was USDT created?",
      f"SELECT DATE(block_timestamp) - CURRENT_DATE() AS days_ago FROM {TK} WHERE symbol = 'USDT'",
      "DATE_DIFF(CURRENT_DATE(), DATE(block_timestamp), DAY)"),
