@@ -22,6 +22,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType
 
 from askchain.db.dialects import parse_one
+from askchain.generation.sql_text import apply_edits
 from askchain.pipeline.words import holds_number, unpadded_address
 from askchain.semantic.layer import GroundedLiterals, Reading
 
@@ -72,19 +73,21 @@ def _drop_one(sql: str, dialect: str, rules: GroundedLiterals, question: str,
     there is none (one edit at a time: two neighbours dropped at once would share their AND)."""
     try:
         tree = parse_one(sql, dialect)
-        tokens = Dialect.get_or_raise(dialect).tokenize(sql)
     except SqlglotError:
         return None
     unasked = list(_unasked(tree, rules, question, readings))
     copied = {id(literal) for literal, _, known in unasked if known}
+    tokens = None  # tokenized only for a query with a condition to drop: most candidates have none
     for literal, _, known in unasked:
         condition = _where_condition(literal) if known else None
         if condition is None or not all(id(other) in copied for other in _watched(condition, rules)):
             continue
+        tokens = tokens or Dialect.get_or_raise(dialect).tokenize(sql)
         span = _written_with_its_and(tokens, condition, literal, dialect)
         if span:
-            return (sql[:span[0]] + sql[span[1] + 1:],
-                    f"dropped {condition.sql(dialect)}: {known.name}, which the question does not ask about")
+            written, notes = apply_edits(sql, [(*span, "", f"dropped {condition.sql(dialect)}: {known.name}, which "
+                                                            "the question does not ask about")])
+            return written, notes[0]
     return None
 
 
