@@ -251,6 +251,24 @@ def test_a_division_by_one_is_sent_back(sql, finding):
     assert [e.split(", which")[0] for e in errors] == ([finding] if finding else []), errors
 
 
+@pytest.mark.parametrize("condition, reading", [
+    ("is_erc20 OR is_erc721 AND day = 1", "is_erc20 OR (is_erc721 AND day = 1)"),
+    ("day = 1 AND is_erc20 OR is_erc721", "(day = 1 AND is_erc20) OR is_erc721"),
+    ("(is_erc20 OR is_erc721) AND day = 1", None),
+    ("is_erc20 OR (is_erc721 AND day = 1)", None),
+    # two alternatives, each an AND: the idiom
+    ("is_erc20 AND day = 1 OR is_erc721 AND day = 2", None),
+    ("is_erc20 OR is_erc721 OR day = 1", None),
+])
+def test_an_or_beside_an_unparenthesized_and_is_sent_back(condition, reading):
+    """`x OR y AND z` holds z for y only: a time window after an OR of two kinds leaves the other kind unfiltered."""
+    schema = Schema([Table("contracts", [Column("is_erc20", "BOOL"), Column("is_erc721", "BOOL"),
+                                         Column("day", "INT64")])], "bigquery")
+    errors = validate_sql(f"SELECT COUNT(*) FROM contracts WHERE {condition}", schema).errors
+    assert errors == ([f"{condition} reads as {reading} (AND binds before OR): put the alternatives in parentheses, "
+                       "(x OR y) AND z, so the other conditions hold for every alternative"] if reading else []), errors
+
+
 def test_a_share_of_the_filtered_rows_is_found_in_sqlite(schema):
     findings = validate_sql("SELECT SUM(CASE WHEN Country = 'France' THEN 1 ELSE 0 END) * 1.0 / COUNT(*) FROM singer "
                             "WHERE Country = 'France'", schema)

@@ -97,6 +97,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     _guarded(findings, _check_repeated_expressions, written, schema.dialect, findings)
     _guarded(findings, _check_shares_of_the_filter, written, schema.dialect, findings)
     _guarded(findings, _check_divisions_by_one, written, schema.dialect, findings)
+    _guarded(findings, _check_and_or_precedence, written, schema.dialect, findings)
     _guarded(findings, _check_groups_shown, written, schema.dialect, findings)
     _guarded(findings, _check_text_against_numbers, tree, schema, findings)
     _guarded(findings, _check_arrays_as_values, tree, schema, findings)
@@ -346,6 +347,20 @@ def _check_divisions_by_one(tree: exp.Expression, dialect: str, findings: Findin
 
 
 #: Aggregates that, taken of a grouped expression, are that expression: each says which group its row is.
+def _check_and_or_precedence(tree: exp.Expression, dialect: str, findings: Findings) -> None:
+    """`x OR y AND z` is `x OR (y AND z)`: AND binds first, so a filter meant for both (a time window after an OR of
+    two kinds) holds for one side only, and the query counts the other side over the whole table. Two alternatives
+    that are each an AND (`a AND b OR c AND d`) are the idiom, and left alone."""
+    for node in tree.find_all(exp.Or):
+        sides = (node.this, node.expression)
+        if sum(isinstance(side, exp.And) for side in sides) == 1:
+            read = exp.or_(*(exp.paren(side, copy=True) if isinstance(side, exp.And) else side for side in sides))
+            findings.errors.append(f"{node.sql(dialect=dialect)} reads as {read.sql(dialect=dialect)} (AND binds "
+                                   "before OR): put the alternatives in parentheses, (x OR y) AND z, so the other "
+                                   "conditions hold for every alternative")
+            return
+
+
 SAME_WITHIN_A_GROUP = (exp.Min, exp.Max, exp.Avg, exp.AnyValue)
 
 

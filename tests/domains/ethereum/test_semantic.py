@@ -198,6 +198,13 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
      "end before today"),
     ("How many ERC-20 transfer calls (input starting with 0xa9059cbb) were sent yesterday?",
      f"SELECT COUNT(*) FROM {T} WHERE input = '0xa9059cbb' AND {YESTERDAY}", "STARTS_WITH(input, '0x…')"),
+    ("What percentage of all ETH do whales (more than 1,000 ETH each) hold?",
+     f"SELECT 100 * COUNTIF(eth_balance > 1000 * 1e18) / COUNT(*) FROM {BAL}", "a share of the amount"),
+    ("How many transactions were there in the last 7 days versus the 7 days before, and what is the percentage change?",
+     f"SELECT 100 * COUNTIF(DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)) / "
+     f"COUNTIF(DATE(block_timestamp) < DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)) FROM {T} "
+     f"WHERE DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 14 DAY) AND DATE(block_timestamp) < CURRENT_DATE()",
+     "is the ratio, not the change"),
 ])
 def test_domain_checks_name_the_fix(question, sql, fix):
     findings = [f for reading in LAYER.match(question) for f in reading.findings(sql)]
@@ -296,6 +303,12 @@ def test_domain_checks_name_the_fix(question, sql, fix):
      "DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"),
     ("How many ERC-20 transfer calls (input starting with 0xa9059cbb) were sent yesterday?",
      f"SELECT COUNT(*) FROM {T} WHERE STARTS_WITH(input, '0xa9059cbb') AND {YESTERDAY}"),
+    ("What percentage of all ETH do whales (more than 1,000 ETH each) hold?",
+     f"SELECT 100 * SUM(IF(eth_balance > 1000 * 1e18, eth_balance, 0)) / SUM(eth_balance) FROM {BAL}"),
+    ("How many transactions were there in the last 7 days versus the 7 days before, and what is the percentage change?",
+     f"SELECT 100 * (COUNTIF(DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)) / "
+     f"COUNTIF(DATE(block_timestamp) < DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)) - 1) FROM {T} "
+     f"WHERE DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 14 DAY) AND DATE(block_timestamp) < CURRENT_DATE()"),
 ])
 def test_right_queries_pass_the_domain_checks(question, sql):
     assert [f for reading in LAYER.match(question) for f in reading.findings(sql)] == []
