@@ -346,7 +346,6 @@ def _check_divisions_by_one(tree: exp.Expression, dialect: str, findings: Findin
             return
 
 
-#: Aggregates that, taken of a grouped expression, are that expression: each says which group its row is.
 def _check_and_or_precedence(tree: exp.Expression, dialect: str, findings: Findings) -> None:
     """`x OR y AND z` is `x OR (y AND z)`: AND binds first, so a filter meant for both (a time window after an OR of
     two kinds) holds for one side only, and the query counts the other side over the whole table. Two alternatives
@@ -361,6 +360,7 @@ def _check_and_or_precedence(tree: exp.Expression, dialect: str, findings: Findi
             return
 
 
+#: Aggregates that, taken of a grouped expression, are that expression: each says which group its row is.
 SAME_WITHIN_A_GROUP = (exp.Min, exp.Max, exp.Avg, exp.AnyValue)
 
 
