@@ -269,6 +269,58 @@ def test_an_or_beside_an_unparenthesized_and_is_sent_back(condition, reading):
                        "(x OR y) AND z, so the other conditions hold for every alternative"] if reading else []), errors
 
 
+TRACES = Schema([Table("traces", [Column("trace_address", "STRING", examples=["0", "1", "1,0"]),
+                                   Column("to_address", "STRING", examples=["0x68b3465833fb72a70ecdf485e0e4c7bd8665fc45"]),
+                                   Column("value", "NUMERIC", examples=[0, 27094235000000000]),
+                                   Column("call_type", "STRING")])], "bigquery")
+SHAPE_FINDING = ("traces.trace_address holds values like '0', '1', '1,0', never a hex string: compare a hex string "
+                 "with to_address")
+ADDRESS = "'0x0000a26b00c1f0df003000390027140000faa719'"
+
+
+@pytest.mark.parametrize("condition, finding", [
+    # what the 1.5B model wrote for "how much ETH did 0x0000a26b… receive through internal calls"
+    (f"trace_address = {ADDRESS}", SHAPE_FINDING),
+    (f"{ADDRESS} = trace_address", SHAPE_FINDING),
+    (f"trace_address IN ({ADDRESS}, '0x00')", SHAPE_FINDING),
+    ("trace_address LIKE '0x0000%'", SHAPE_FINDING),
+    (f"to_address = {ADDRESS}", None),
+    ("trace_address = '0,1'", None),
+    # a column without example values is not judged
+    ("call_type = '0xa9059cbb'", None),
+])
+def test_a_literal_of_a_shape_no_value_of_its_column_has_is_sent_back(condition, finding):
+    """A position in the call tree ('1,0') never equals an address: the filter finds nothing."""
+    errors = validate_sql(f"SELECT SUM(value) FROM traces WHERE {condition}", TRACES).errors
+    assert errors == ([finding] if finding else []), errors
+
+
+INNER_JOIN_FINDING = ("{column} IS NULL is never true: the inner join on {column} keeps only the rows where it has a "
+                      "match; keep the rows without one with a LEFT JOIN")
+
+
+@pytest.mark.parametrize("sql, column", [
+    # what the 1.5B model wrote for "how many transactions went to contracts and how many to other addresses"
+    ("SELECT COUNTIF(tx.to_address IS NOT NULL), COUNTIF(tx.to_address IS NULL) FROM transactions AS tx "
+     "JOIN contracts AS c ON c.address = tx.to_address", "tx.to_address"),
+    ("SELECT COUNT(*) FROM transactions AS tx INNER JOIN contracts AS c ON c.address = tx.to_address AND c.is_erc20 "
+     "WHERE c.address IS NULL", "c.address"),
+    # the anti-join idiom, a redundant IS NOT NULL, a column the join does not match on, a nested query's own join
+    ("SELECT COUNTIF(c.address IS NULL) FROM transactions AS tx LEFT JOIN contracts AS c ON c.address = tx.to_address",
+     None),
+    ("SELECT COUNT(*) FROM transactions AS tx JOIN contracts AS c ON c.address = tx.to_address "
+     "WHERE tx.to_address IS NOT NULL", None),
+    ("SELECT COUNTIF(tx.hash IS NULL) FROM transactions AS tx JOIN contracts AS c ON c.address = tx.to_address", None),
+    ("SELECT COUNT(*) FROM transactions AS tx WHERE tx.to_address IS NULL AND tx.hash IN "
+     "(SELECT t.hash FROM transactions AS t JOIN contracts AS c ON c.address = t.to_address)", None),
+])
+def test_is_null_on_a_column_an_inner_join_matches_on_is_sent_back(sql, column):
+    schema = Schema([Table("transactions", [Column("hash", "STRING"), Column("to_address", "STRING")]),
+                     Table("contracts", [Column("address", "STRING"), Column("is_erc20", "BOOL")])], "bigquery")
+    errors = validate_sql(sql, schema).errors
+    assert errors == ([INNER_JOIN_FINDING.format(column=column)] if column else []), errors
+
+
 def test_a_share_of_the_filtered_rows_is_found_in_sqlite(schema):
     findings = validate_sql("SELECT SUM(CASE WHEN Country = 'France' THEN 1 ELSE 0 END) * 1.0 / COUNT(*) FROM singer "
                             "WHERE Country = 'France'", schema)

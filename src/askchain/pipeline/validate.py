@@ -101,6 +101,8 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     _guarded(findings, _check_groups_shown, written, schema.dialect, findings)
     _guarded(findings, _check_text_against_numbers, tree, schema, findings)
     _guarded(findings, _check_arrays_as_values, tree, schema, findings)
+    _guarded(findings, _check_literal_shapes, tree, schema, findings)
+    _guarded(findings, _check_nulls_an_inner_join_drops, tree, findings)
     if shown_units:
         _guarded(findings, _check_raw_amounts, tree, schema, shown_units, findings)
         _guarded(findings, _check_amounts_against_tiny_figures, tree, schema, shown_units, findings)
@@ -514,6 +516,65 @@ def _check_arrays_as_values(tree: exp.Expression, schema: Schema, findings: Find
             return  # one such finding is enough to send the query back
 
 
+#: Literal shapes a column's example values tell apart: a column none of whose examples has the shape never equals a
+#: literal that has it (`trace_address = '0x0000a26b…'`: a call's position '1,0' compared with an address).
+LITERAL_SHAPES = {"a hex string": re.compile(r"0x[0-9a-f]+", re.IGNORECASE)}
+#: Comparisons whose literal a column's value must have the shape of (LIKE's wildcards aside).
+SHAPED_COMPARISONS = (exp.EQ, exp.NEQ, exp.In, exp.Like, exp.ILike)
+
+
+def _check_literal_shapes(tree: exp.Expression, schema: Schema, findings: Findings) -> None:
+    """A text column compared with a literal of a shape none of its example values has: the query finds nothing, so it
+    is sent back with the columns of the same table whose values have that shape."""
+    for scope in traverse_scope(tree):
+        tables = _scope_tables(scope, schema)
+        for comparison in _own_nodes(scope, *SHAPED_COMPARISONS):
+            for column, literal in _columns_against_literals(comparison):
+                found = _schema_column(column, tables)
+                text = literal.strip("%")
+                shape = next((name for name, pattern in LITERAL_SHAPES.items() if pattern.fullmatch(text)), None)
+                if found is None or shape is None or is_numeric(found[1].type, schema.dialect):
+                    continue  # a number column compared with text is _check_text_against_numbers' finding
+                table, col = found
+                examples = [str(value) for value in col.examples if value is not None]
+                if not examples or any(LITERAL_SHAPES[shape].fullmatch(value) for value in examples):
+                    continue
+                shaped = [c.name for c in table.columns
+                          if any(LITERAL_SHAPES[shape].fullmatch(str(v)) for v in c.examples if v is not None)]
+                hint = f": compare {shape} with {', '.join(shaped[:4])}" if shaped else ""
+                shown = ", ".join(f"'{value}'" for value in examples[:3])
+                findings.errors.append(f"{table.name}.{col.name} holds values like {shown}, never {shape}{hint}")
+                return  # one such finding is enough to send the query back
+
+
+def _check_nulls_an_inner_join_drops(tree: exp.Expression, findings: Findings) -> None:
+    """`x IS NULL` on a column an inner join matches on is never true: the join keeps only the rows where x found a
+    match (`COUNTIF(tx.to_address IS NULL)` after `JOIN contracts c ON c.address = tx.to_address` counts nothing).
+    The rows without a match are kept by a LEFT JOIN."""
+    for scope in traverse_scope(tree):
+        keys = set()
+        for join in scope.expression.args.get("joins") or []:
+            on = join.args.get("on")
+            if join.side or join.kind not in ("", "INNER") or on is None:
+                continue
+            for condition in _conjuncts(on):
+                if isinstance(condition, exp.EQ):
+                    keys.update((side.table.lower(), side.name.lower())
+                                for side in (condition.left, condition.right) if isinstance(side, exp.Column))
+        if not keys:
+            continue
+        for test in _own_nodes(scope, exp.Is):
+            column = test.this
+            if isinstance(test.parent, exp.Not) or not isinstance(test.expression, exp.Null) \
+                    or not isinstance(column, exp.Column):
+                continue
+            name = column.sql()
+            if (column.table.lower(), column.name.lower()) in keys:
+                findings.errors.append(f"{name} IS NULL is never true: the inner join on {name} keeps only the rows "
+                                       f"where it has a match; keep the rows without one with a LEFT JOIN")
+                return  # one such finding is enough to send the query back
+
+
 #: What a result column may do to an amount and still show it in the amount's unit: rename, cast, round, aggregate
 #: (a sum of wei is wei), multiply by another column (gas used times a price per gas is a fee in wei), add or
 #: subtract amounts. A product with a number (`value * 1e-18`) may be a conversion, so it is not judged.
@@ -610,20 +671,25 @@ def amounts_kept(node: exp.Expression) -> list[exp.Column]:
     return []
 
 
-def _columns_against_words(comparison: exp.Expression) -> list[tuple[exp.Column, str]]:
-    """The (column, word) pairs a comparison compares, either way round: `x IN (a, b)` compares x with a and with b
-    (`'France' IN (Country, Name)` compares the word with each column); other operands (`LOWER(col)`) are skipped."""
+def _columns_against_literals(comparison: exp.Expression) -> list[tuple[exp.Column, str]]:
+    """The (column, text) pairs a comparison compares, either way round (`x IN (a, b)` compares x with a and with b;
+    `x LIKE 'a%'` compares x with its pattern); other operands (`LOWER(col)`) are skipped."""
     if isinstance(comparison, exp.In):
         pairs = [(comparison.this, other) for other in comparison.expressions]
     else:
-        pairs = [(comparison.left, comparison.right)]
+        pairs = [(comparison.this, comparison.expression)]
     return [
         (column, literal.this)
         for one, other in pairs
         for column, literal in ((one, other), (other, one))
         if isinstance(column, exp.Column) and isinstance(literal, exp.Literal) and literal.is_string
-        and _is_word(literal.this)
     ]
+
+
+def _columns_against_words(comparison: exp.Expression) -> list[tuple[exp.Column, str]]:
+    """The (column, word) pairs a comparison compares (`'France' IN (Country, Name)` compares the word with each
+    column): its literals a number never equals."""
+    return [(column, text) for column, text in _columns_against_literals(comparison) if _is_word(text)]
 
 
 def _schema_column(column: exp.Expression, tables: dict[str, Table]) -> tuple[Table, Column] | None:
