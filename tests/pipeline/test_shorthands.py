@@ -90,6 +90,27 @@ def test_a_call_tested_for_a_value_is_the_condition_itself(written, expanded, no
     assert parse_one(expanded, "bigquery") is not None
 
 
+@pytest.mark.parametrize("written, expanded, note", [
+    # what the 1.5B model wrote for "how many log events did the USDT contract emit yesterday"
+    ("SELECT COUNT(*) FROM logs WHERE symbol = 'USDT' AND DAY_AGO(block_timestamp, 1) = CURRENT_DATE() GROUP BY 1",
+     f"SELECT COUNT(*) FROM logs WHERE symbol = 'USDT' AND {YESTERDAY.replace('timestamp', 'block_timestamp')} GROUP BY 1",
+     "DAY_AGO(block_timestamp, 1) = CURRENT_DATE() read as the condition itself"),
+    ("SELECT 1 FROM t WHERE LAST_DAYS(block_timestamp, 7) <= CURRENT_DATE() GROUP BY day",
+     f"SELECT 1 FROM t WHERE {WEEK} GROUP BY day", "LAST_DAYS(block_timestamp, 7) <= CURRENT_DATE() read as the condition itself"),
+    # the date's own parentheses and arithmetic belong to it; what follows an AND or a comma does not
+    ("SELECT 1 FROM t WHERE DAY_AGO(block_timestamp, 1) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY) AND x = 2",
+     f"SELECT 1 FROM t WHERE {YESTERDAY.replace('timestamp', 'block_timestamp')} AND x = 2",
+     "DAY_AGO(block_timestamp, 1) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY) read as the condition itself"),
+    ("SELECT COUNTIF(DAY_AGO(timestamp, 1) = DATE(timestamp) - INTERVAL 1 DAY), 2 FROM blocks",
+     f"SELECT COUNTIF({YESTERDAY}), 2 FROM blocks",
+     "DAY_AGO(timestamp, 1) = DATE(timestamp) - INTERVAL 1 DAY read as the condition itself"),
+])
+def test_a_call_compared_with_a_date_is_the_condition_itself(written, expanded, note):
+    """The model took the call for a date; a condition compared with a date cannot run."""
+    assert expand_shorthands(written, "bigquery", SHORTHANDS) == (expanded, [note])
+    assert parse_one(expanded, "bigquery") is not None
+
+
 def test_a_call_compared_with_something_else_is_expanded_as_written():
     sql = "SELECT 1 FROM t WHERE DATE_TRUNC(DATE(block_timestamp), WEEK) = LAST_DAYS(block_timestamp, 7)"
     assert expand_shorthands(sql, "bigquery", SHORTHANDS) == (

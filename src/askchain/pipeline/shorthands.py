@@ -33,6 +33,10 @@ _TIGHTER_AFTER = re.compile(r"\s*(?:=|<|>|!=|\bIS\b)", re.IGNORECASE)
 #: What the model appends to a call it takes for a value that may be missing (`LAST_DAYS(block_timestamp, 30) IS NOT
 #: NULL`): on the condition written in full it holds for every row, so the call is read as the condition itself.
 _HOLDS_AFTER = re.compile(r"\s*(?:IS\s+NOT\s+NULL|IS\s+TRUE|=\s*TRUE)\b", re.IGNORECASE)
+#: A comparison with a date after a call the model took for a date (`DAY_AGO(block_timestamp, 1) = CURRENT_DATE()`):
+#: a condition compared with a date cannot run, so the call is read as the condition itself and the date dropped.
+_DATE_AFTER = re.compile(r"\s*(?:=|<=|>=|<|>)\s*"
+                         r"(?=(?:CURRENT_DATE|CURRENT_TIMESTAMP)\b|(?:DATE|DATE_SUB|DATE_ADD|TIMESTAMP)\s*\()", re.IGNORECASE)
 _COLUMN = SHORTHAND_PARAMETERS["column"]
 _COMPARED_COLUMN = re.compile(rf"(?<![\w.`])(?:DATE\s*\(\s*(?P<in_date>{_COLUMN})\s*\)|(?P<column>{_COLUMN}))"
                               r"\s*(?:=|!=|<>|>=|<=|<|>)\s*$", re.IGNORECASE)
@@ -42,7 +46,8 @@ def expand_shorthands(sql: str, dialect: str, shorthands: Iterable[Shorthand]) -
     """`sql` with each shorthand call replaced by what it stands for, and what was expanded ("LAST_DAYS(block_timestamp,
     7) expanded"). A call compared with a column (`block_timestamp >= LAST_DAYS(block_timestamp, 7)`, the call taken
     for a date) is read as the condition on that column, which is the only reading that runs; one the model tests for a
-    value (`LAST_DAYS(block_timestamp, 7) IS NOT NULL`, true of every row) as the condition itself. A call inside a string
+    value (`LAST_DAYS(block_timestamp, 7) IS NOT NULL`, true of every row) or compares with a date
+    (`DAY_AGO(block_timestamp, 1) = CURRENT_DATE()`, which cannot run) as the condition itself. A call inside a string
     or with other arguments is left as written (executing it fails, and the error goes to revision)."""
     by_name = {shorthand.name: shorthand for shorthand in shorthands}
     tokens, calls = named_calls(sql, dialect, by_name)
@@ -58,6 +63,9 @@ def expand_shorthands(sql: str, dialect: str, shorthands: Iterable[Shorthand]) -
             note = f"{' '.join(sql[start:end + 1].split())} read as the condition on {values['column']}"
         if holds := _HOLDS_AFTER.match(sql, end + 1):
             end = holds.end() - 1
+            note = f"{' '.join(sql[start:end + 1].split())} read as the condition itself"
+        elif dated := _DATE_AFTER.match(sql, end + 1):
+            end = _operand_end(tokens, dated.end())
             note = f"{' '.join(sql[start:end + 1].split())} read as the condition itself"
         if len(written) != len(parameters) or not all(re.fullmatch(SHORTHAND_PARAMETERS[name], value)
                                                    for name, value in values.items()):
@@ -84,6 +92,18 @@ def write_short(text: str, shorthands: Iterable[Shorthand]) -> str:
     for shorthand in shorthands:
         text = _written_pattern(shorthand).sub(short, text)
     return text
+
+
+def _operand_end(tokens: list[Token], start: int) -> int:
+    """Where the operand written from `start` ends: before the first AND, OR, comma, clause or unmatched closing
+    parenthesis outside its own parentheses."""
+    depth, end = 0, start
+    for token in (t for t in tokens if t.start >= start):
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        if depth < 0 or depth == 0 and token.token_type in _OPEN_AFTER - {TokenType.R_PAREN}:
+            break
+        end = token.end
+    return end
 
 
 def _is(token: Token | None, kinds: set[TokenType]) -> bool:
