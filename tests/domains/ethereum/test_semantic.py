@@ -205,6 +205,9 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
      f"COUNTIF(DATE(block_timestamp) < DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)) FROM {T} "
      f"WHERE DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 14 DAY) AND DATE(block_timestamp) < CURRENT_DATE()",
      "is the ratio, not the change"),
+    # token_transfers holds NFT transfers too
+    ("How many ERC-20 token transfers were there yesterday?",
+     f"SELECT COUNT(*) FROM {TT} WHERE {YESTERDAY}", "WHERE c.is_erc20"),
 ])
 def test_domain_checks_name_the_fix(question, sql, fix):
     findings = [f for reading in LAYER.match(question) for f in reading.findings(sql)]
@@ -309,6 +312,9 @@ def test_domain_checks_name_the_fix(question, sql, fix):
      f"SELECT 100 * (COUNTIF(DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)) / "
      f"COUNTIF(DATE(block_timestamp) < DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)) - 1) FROM {T} "
      f"WHERE DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 14 DAY) AND DATE(block_timestamp) < CURRENT_DATE()"),
+    ("How many ERC-20 token transfers were there yesterday?",
+     f"SELECT COUNT(*) FROM {TT} tt JOIN {C} c ON c.address = tt.token_address WHERE c.is_erc20 AND "
+     f"{YESTERDAY.replace('block_timestamp', 'tt.block_timestamp')}"),
 ])
 def test_right_queries_pass_the_domain_checks(question, sql):
     assert [f for reading in LAYER.match(question) for f in reading.findings(sql)] == []
