@@ -321,6 +321,26 @@ def test_is_null_on_a_column_an_inner_join_matches_on_is_sent_back(sql, column):
     assert errors == ([INNER_JOIN_FINDING.format(column=column)] if column else []), errors
 
 
+@pytest.mark.parametrize("sql, limit", [
+    # what the 1.5B model wrote for "what share of all ETH do the top 100 addresses hold"
+    ("SELECT SUM(eth_balance) / 1e18 FROM balances ORDER BY eth_balance DESC LIMIT 100", "LIMIT 100"),
+    ("SELECT COUNT(*) FROM balances WHERE eth_balance > 0 LIMIT 10", "LIMIT 10"),
+    ("SELECT MAX(eth_balance) FROM balances ORDER BY address LIMIT 1", "LIMIT 1"),
+    # the rows taken first; one row per group; a bare LIMIT 1 on one row; a window keeps the rows
+    ("SELECT SUM(eth_balance) FROM (SELECT eth_balance FROM balances ORDER BY eth_balance DESC LIMIT 100)", None),
+    ("SELECT address, SUM(eth_balance) FROM balances GROUP BY address ORDER BY 2 DESC LIMIT 100", None),
+    ("SELECT MAX(eth_balance) FROM balances LIMIT 1", None),
+    ("SELECT SUM(eth_balance) OVER (ORDER BY address) FROM balances LIMIT 3", None),
+])
+def test_a_limit_on_one_aggregated_row_is_sent_back(sql, limit):
+    """Aggregation comes before LIMIT: the sum of the top 100 written so is the sum of all."""
+    schema = Schema([Table("balances", [Column("address", "STRING"), Column("eth_balance", "NUMERIC")])], "bigquery")
+    errors = validate_sql(sql, schema).errors
+    assert [e.split(" is aggregated")[1] for e in errors] == (
+        [f" over all rows into one row before {limit} applies: to aggregate only those rows, take them in a subquery "
+         f"first, SELECT SUM(x) FROM (SELECT x FROM t ORDER BY x DESC {limit})"] if limit else []), errors
+
+
 def test_a_share_of_the_filtered_rows_is_found_in_sqlite(schema):
     findings = validate_sql("SELECT SUM(CASE WHEN Country = 'France' THEN 1 ELSE 0 END) * 1.0 / COUNT(*) FROM singer "
                             "WHERE Country = 'France'", schema)

@@ -94,6 +94,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     if known_functions is not None:
         _guarded(findings, _check_functions, written, known_functions, findings)
     _guarded(findings, _check_aggregates, written, schema.dialect, findings)
+    _guarded(findings, _check_limits_on_one_row, written, schema.dialect, findings)
     _guarded(findings, _check_repeated_expressions, written, schema.dialect, findings)
     _guarded(findings, _check_shares_of_the_filter, written, schema.dialect, findings)
     _guarded(findings, _check_divisions_by_one, written, schema.dialect, findings)
@@ -240,6 +241,24 @@ def _check_aggregates(tree: exp.Expression, dialect: str, findings: Findings) ->
         if has_agg and plain:
             message = f"aggregate beside non-aggregated {plain[0].sql(dialect=dialect)} without GROUP BY"
             (findings.errors if dialect in STRICT_GROUP_BY else findings.warnings).append(message)
+
+
+def _check_limits_on_one_row(tree: exp.Expression, dialect: str, findings: Findings) -> None:
+    """A LIMIT on a SELECT of aggregates only, without GROUP BY (`SELECT SUM(eth_balance) FROM balances ORDER BY
+    eth_balance DESC LIMIT 100`): aggregation comes first and leaves one row, so the query sums every row where the top
+    100 were meant. The rows to aggregate are taken in a subquery. A bare LIMIT 1 keeps the one row and is harmless."""
+    for select in tree.find_all(exp.Select):
+        limit = select.args.get("limit")
+        if select.args.get("group") or limit is None or not select.expressions:
+            continue
+        if limit.expression == exp.Literal.number(1) and not select.args.get("order"):
+            continue
+        if all(_owned_by(select, p, exp.AggFunc) for p in select.expressions):
+            findings.errors.append(
+                f"{select.expressions[0].sql(dialect=dialect)} is aggregated over all rows into one row before "
+                f"{limit.sql(dialect=dialect)} applies: to aggregate only those rows, take them in a subquery first, "
+                f"SELECT SUM(x) FROM (SELECT x FROM t ORDER BY x DESC {limit.sql(dialect=dialect)})")
+            return
 
 
 def _owned_by(select: exp.Select, projection: exp.Expression, kind: type[exp.Expression]) -> bool:
