@@ -85,9 +85,12 @@ def rewrite(state: State, run: Run) -> StageOutput:
 
 def plan(state: State, run: Run) -> StageOutput:
     """Whether the question needs several queries, and which (askchain.pipeline.plan); a question without the words
-    that mark a dependent step is one step without a model call (`planner: rules`)."""
+    that mark a dependent step, or one the domain's semantic layer answers in one query (two periods side by side), is
+    one step without a model call (`planner: rules`)."""
     question = state["question"]
-    if run.settings.pipeline.planner == "rules" and not may_need_steps(question):
+    layer = domain_layer(run)
+    one_query = layer is not None and any(reading.entry.single_query for reading in layer.match(question))
+    if run.settings.pipeline.planner == "rules" and (one_query or not may_need_steps(question)):
         return {"plan": [question]}, {"steps": [question], "planned": False}
     steps = plan_steps(question, run.schema, run.models.factual, run.settings.pipeline.plan_max_steps,
                        run.settings.llm.seed)

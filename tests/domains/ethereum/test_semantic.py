@@ -499,3 +499,19 @@ def test_an_address_compared_with_a_topic_is_padded_to_the_word(eth_engine, sql)
     assert result.rows[0][0] == sql(f"SELECT COUNT(*) FROM {L} WHERE topics[SAFE_OFFSET(0)] = '{transfer}' "
                                     f"AND topics[SAFE_OFFSET(1)] = '0x{'0' * 64}'")[0][0] > 0
     assert _draft_repairs(settings, result) == [f"0x{'0' * 40} compared with topics[SAFE_OFFSET(1)] padded to 32 bytes"]
+
+
+def test_two_periods_compared_are_one_query_not_a_plan(eth_engine):
+    """The layer answers a comparison of two periods in one row; split into steps, the answer would be spread over
+    their rows (issue 17's measurement), so the planner leaves it whole and no plan call is made."""
+    both = (f"SELECT COUNTIF(DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)) AS last_7_days, "
+            f"COUNTIF(DATE(block_timestamp) < DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)) AS previous_7_days FROM {T} "
+            "WHERE DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 14 DAY) AND DATE(block_timestamp) < "
+            "CURRENT_DATE()")
+    model = ScriptedModel({"direct": f"```sql\n{both}\n```"})
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                                                             "answer": False})
+    result = ask("How many transactions were there in the last 7 days versus the 7 days before?", eth_engine,
+                 model=model, settings=settings)
+    assert result.columns == ["last_7_days", "previous_7_days"] and result.steps == []
+    assert "plan" not in {request.template for request in model.requests}
