@@ -88,7 +88,7 @@ def plan(state: State, run: Run) -> StageOutput:
     that mark a dependent step, or one the domain's semantic layer answers in one query (two periods side by side), is
     one step without a model call (`planner: rules`)."""
     question = state["question"]
-    layer = domain_layer(run)
+    layer = domain_layer(run) if run.settings.pipeline.semantic_layer else None
     one_query = layer is not None and any(reading.entry.single_query for reading in layer.match(question))
     if run.settings.pipeline.planner == "rules" and (one_query or not may_need_steps(question)):
         return {"plan": [question]}, {"steps": [question], "planned": False}
