@@ -104,6 +104,16 @@ def test_a_call_tested_for_a_value_is_the_condition_itself(written, expanded, no
     ("SELECT COUNTIF(DAY_AGO(timestamp, 1) = DATE(timestamp) - INTERVAL 1 DAY), 2 FROM blocks",
      f"SELECT COUNTIF({YESTERDAY}), 2 FROM blocks",
      "DAY_AGO(timestamp, 1) = DATE(timestamp) - INTERVAL 1 DAY read as the condition itself"),
+    # nor a clause, a join or a CASE branch after it
+    ("SELECT 1 FROM t JOIN b ON b.n = t.n AND DAY_AGO(timestamp, 1) = CURRENT_DATE() WHERE t.s = 1",
+     f"SELECT 1 FROM t JOIN b ON b.n = t.n AND {YESTERDAY} WHERE t.s = 1",
+     "DAY_AGO(timestamp, 1) = CURRENT_DATE() read as the condition itself"),
+    ("SELECT CASE WHEN DAY_AGO(timestamp, 1) = CURRENT_DATE() THEN 1 ELSE 0 END FROM blocks",
+     f"SELECT CASE WHEN {YESTERDAY} THEN 1 ELSE 0 END FROM blocks",
+     "DAY_AGO(timestamp, 1) = CURRENT_DATE() read as the condition itself"),
+    ("SELECT COUNT(*) FROM blocks AS b LEFT JOIN t ON DAY_AGO(timestamp, 1) = CURRENT_DATE() LEFT JOIN u ON 1 = 1",
+     f"SELECT COUNT(*) FROM blocks AS b LEFT JOIN t ON {YESTERDAY} LEFT JOIN u ON 1 = 1",
+     "DAY_AGO(timestamp, 1) = CURRENT_DATE() read as the condition itself"),
 ])
 def test_a_call_compared_with_a_date_is_the_condition_itself(written, expanded, note):
     """The model took the call for a date; a condition compared with a date cannot run."""

@@ -272,9 +272,10 @@ def test_an_or_beside_an_unparenthesized_and_is_sent_back(condition, reading):
 TRACES = Schema([Table("traces", [Column("trace_address", "STRING", examples=["0", "1", "1,0"]),
                                    Column("to_address", "STRING", examples=["0x68b3465833fb72a70ecdf485e0e4c7bd8665fc45"]),
                                    Column("value", "NUMERIC", examples=[0, 27094235000000000]),
+                                   Column("input", "STRING", examples=["0x"]),
                                    Column("call_type", "STRING")])], "bigquery")
 SHAPE_FINDING = ("traces.trace_address holds values like '0', '1', '1,0', never a hex string: compare a hex string "
-                 "with to_address")
+                 "with to_address, input")
 ADDRESS = "'0x0000a26b00c1f0df003000390027140000faa719'"
 
 
@@ -285,6 +286,8 @@ ADDRESS = "'0x0000a26b00c1f0df003000390027140000faa719'"
     (f"trace_address IN ({ADDRESS}, '0x00')", SHAPE_FINDING),
     ("trace_address LIKE '0x0000%'", SHAPE_FINDING),
     (f"to_address = {ADDRESS}", None),
+    # '0x', the empty call data, is a hex string too
+    ("input LIKE '0xa9059cbb%'", None),
     ("trace_address = '0,1'", None),
     # a column without example values is not judged
     ("call_type = '0xa9059cbb'", None),
@@ -311,6 +314,11 @@ INNER_JOIN_FINDING = ("{column} IS NULL is never true: the inner join on {column
     ("SELECT COUNT(*) FROM transactions AS tx JOIN contracts AS c ON c.address = tx.to_address "
      "WHERE tx.to_address IS NOT NULL", None),
     ("SELECT COUNTIF(tx.hash IS NULL) FROM transactions AS tx JOIN contracts AS c ON c.address = tx.to_address", None),
+    ("SELECT COUNTIF(NOT (c.address IS NULL)) FROM transactions AS tx JOIN contracts AS c ON c.address = tx.to_address",
+     None),
+    # a right join brings the rows without a match back
+    ("SELECT COUNT(*) FROM transactions AS tx JOIN contracts AS c ON c.address = tx.to_address "
+     "RIGHT JOIN transactions AS t2 ON t2.hash = tx.hash WHERE tx.to_address IS NULL", None),
     ("SELECT COUNT(*) FROM transactions AS tx WHERE tx.to_address IS NULL AND tx.hash IN "
      "(SELECT t.hash FROM transactions AS t JOIN contracts AS c ON c.address = t.to_address)", None),
 ])
@@ -325,11 +333,12 @@ def test_is_null_on_a_column_an_inner_join_matches_on_is_sent_back(sql, column):
     # what the 1.5B model wrote for "what share of all ETH do the top 100 addresses hold"
     ("SELECT SUM(eth_balance) / 1e18 FROM balances ORDER BY eth_balance DESC LIMIT 100", "LIMIT 100"),
     ("SELECT COUNT(*) FROM balances WHERE eth_balance > 0 LIMIT 10", "LIMIT 10"),
-    ("SELECT MAX(eth_balance) FROM balances ORDER BY address LIMIT 1", "LIMIT 1"),
+    ("SELECT SUM(eth_balance) FROM balances ORDER BY eth_balance DESC LIMIT 1", "LIMIT 1"),
     # the rows taken first; one row per group; a bare LIMIT 1 on one row; a window keeps the rows
     ("SELECT SUM(eth_balance) FROM (SELECT eth_balance FROM balances ORDER BY eth_balance DESC LIMIT 100)", None),
     ("SELECT address, SUM(eth_balance) FROM balances GROUP BY address ORDER BY 2 DESC LIMIT 100", None),
     ("SELECT MAX(eth_balance) FROM balances LIMIT 1", None),
+    ("SELECT MAX(eth_balance) FROM balances ORDER BY eth_balance DESC LIMIT 1", None),
     ("SELECT SUM(eth_balance) OVER (ORDER BY address) FROM balances LIMIT 3", None),
 ])
 def test_a_limit_on_one_aggregated_row_is_sent_back(sql, limit):

@@ -24,7 +24,9 @@ _OPEN_BEFORE = {TokenType.WHERE, TokenType.AND, TokenType.OR, TokenType.ON, Toke
                 TokenType.WHEN, TokenType.L_PAREN, TokenType.COMMA, TokenType.SELECT}
 _OPEN_AFTER = {TokenType.AND, TokenType.OR, TokenType.R_PAREN, TokenType.COMMA, TokenType.THEN, TokenType.ALIAS,
                TokenType.GROUP_BY, TokenType.ORDER_BY, TokenType.LIMIT, TokenType.HAVING, TokenType.QUALIFY,
-               TokenType.WINDOW, TokenType.UNION, TokenType.EXCEPT, TokenType.INTERSECT, TokenType.SEMICOLON}
+               TokenType.WINDOW, TokenType.UNION, TokenType.EXCEPT, TokenType.INTERSECT, TokenType.SEMICOLON,
+               TokenType.FROM, TokenType.WHERE, TokenType.JOIN, TokenType.ON, TokenType.INNER, TokenType.LEFT,
+               TokenType.RIGHT, TokenType.FULL, TokenType.CROSS, TokenType.WHEN, TokenType.ELSE, TokenType.END}
 #: A column (or its DATE) compared with what follows, at the end of the text before a call: the model took the call
 #: for a date (`block_timestamp >= LAST_DAYS(block_timestamp, 7)`).
 #: What binds tighter than AND beside a condition written in full: NOT before it, a comparison on either side.
@@ -37,6 +39,8 @@ _HOLDS_AFTER = re.compile(r"\s*(?:IS\s+NOT\s+NULL|IS\s+TRUE|=\s*TRUE)\b", re.IGN
 #: a condition compared with a date cannot run, so the call is read as the condition itself and the date dropped.
 _DATE_AFTER = re.compile(r"\s*(?:=|<=|>=|<|>)\s*"
                          r"(?=(?:CURRENT_DATE|CURRENT_TIMESTAMP)\b|(?:DATE|DATE_SUB|DATE_ADD|TIMESTAMP)\s*\()", re.IGNORECASE)
+#: Tokens that end an operand outside its own parentheses.
+_OPERAND_ENDS = _OPEN_AFTER - {TokenType.R_PAREN}
 _COLUMN = SHORTHAND_PARAMETERS["column"]
 _COMPARED_COLUMN = re.compile(rf"(?<![\w.`])(?:DATE\s*\(\s*(?P<in_date>{_COLUMN})\s*\)|(?P<column>{_COLUMN}))"
                               r"\s*(?:=|!=|<>|>=|<=|<|>)\s*$", re.IGNORECASE)
@@ -95,12 +99,12 @@ def write_short(text: str, shorthands: Iterable[Shorthand]) -> str:
 
 
 def _operand_end(tokens: list[Token], start: int) -> int:
-    """Where the operand written from `start` ends: before the first AND, OR, comma, clause or unmatched closing
-    parenthesis outside its own parentheses."""
+    """Where the operand written from `start` ends: before the first AND, OR, comma, clause, join or CASE branch, or
+    unmatched closing parenthesis, outside its own parentheses."""
     depth, end = 0, start
     for token in (t for t in tokens if t.start >= start):
         depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
-        if depth < 0 or depth == 0 and token.token_type in _OPEN_AFTER - {TokenType.R_PAREN}:
+        if depth < 0 or depth == 0 and token.token_type in _OPERAND_ENDS:
             break
         end = token.end
     return end

@@ -88,15 +88,19 @@ def plan(state: State, run: Run) -> StageOutput:
     that mark a dependent step, or one the domain's semantic layer answers in one query (two periods side by side), is
     one step without a model call (`planner: rules`)."""
     question = state["question"]
-    layer = domain_layer(run) if run.settings.pipeline.semantic_layer else None
-    one_query = layer is not None and any(reading.entry.single_query for reading in layer.match(question))
-    if run.settings.pipeline.planner == "rules" and (one_query or not may_need_steps(question)):
+    if run.settings.pipeline.planner == "rules" and (not may_need_steps(question) or _one_query(question, run)):
         return {"plan": [question]}, {"steps": [question], "planned": False}
     steps = plan_steps(question, run.schema, run.models.factual, run.settings.pipeline.plan_max_steps,
                        run.settings.llm.seed)
     if len(steps) > 1:
         emit({"type": "plan", "steps": steps})
     return {"plan": steps}, {"steps": steps, "planned": True}
+
+
+def _one_query(question: str, run: Run) -> bool:
+    """Whether the semantic layer (where it is on) answers the question in one query."""
+    layer = domain_layer(run) if run.settings.pipeline.semantic_layer else None
+    return layer is not None and any(reading.entry.single_query for reading in layer.match(question))
 
 
 def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> StageOutput:

@@ -246,12 +246,15 @@ def _check_aggregates(tree: exp.Expression, dialect: str, findings: Findings) ->
 def _check_limits_on_one_row(tree: exp.Expression, dialect: str, findings: Findings) -> None:
     """A LIMIT on a SELECT of aggregates only, without GROUP BY (`SELECT SUM(eth_balance) FROM balances ORDER BY
     eth_balance DESC LIMIT 100`): aggregation comes first and leaves one row, so the query sums every row where the top
-    100 were meant. The rows to aggregate are taken in a subquery. A bare LIMIT 1 keeps the one row and is harmless."""
+    100 were meant. The rows to aggregate are taken in a subquery. LIMIT 1 keeps the one row: harmless bare, or on
+    a MIN or MAX (`MAX(x) ... ORDER BY x DESC LIMIT 1` is still the largest)."""
     for select in tree.find_all(exp.Select):
         limit = select.args.get("limit")
-        if select.args.get("group") or limit is None or not select.expressions:
+        if select.args.get("group") or not isinstance(limit, exp.Limit) or not limit.expression.is_int:
             continue
-        if limit.expression == exp.Literal.number(1) and not select.args.get("order"):
+        extremes = all(isinstance(agg, (exp.Min, exp.Max)) for p in select.expressions for agg in p.find_all(exp.AggFunc)
+                       if agg.find_ancestor(exp.Select, exp.Window) is select)
+        if limit.expression.to_py() == 1 and (extremes or not select.args.get("order")):
             continue
         if all(_owned_by(select, p, exp.AggFunc) for p in select.expressions):
             findings.errors.append(
@@ -537,14 +540,15 @@ def _check_arrays_as_values(tree: exp.Expression, schema: Schema, findings: Find
 
 #: Literal shapes a column's example values tell apart: a column none of whose examples has the shape never equals a
 #: literal that has it (`trace_address = '0x0000a26b…'`: a call's position '1,0' compared with an address).
-LITERAL_SHAPES = {"a hex string": re.compile(r"0x[0-9a-f]+", re.IGNORECASE)}
+LITERAL_SHAPES = {"a hex string": re.compile(r"0x[0-9a-f]*", re.IGNORECASE)}
 #: Comparisons whose literal a column's value must have the shape of (LIKE's wildcards aside).
 SHAPED_COMPARISONS = (exp.EQ, exp.NEQ, exp.In, exp.Like, exp.ILike)
 
 
 def _check_literal_shapes(tree: exp.Expression, schema: Schema, findings: Findings) -> None:
-    """A text column compared with a literal of a shape none of its example values has: the query finds nothing, so it
-    is sent back with the columns of the same table whose values have that shape."""
+    """A text column compared with a literal of a shape none of its example values has: the filter finds nothing (or,
+    negated, keeps everything), so the query is sent back with the columns of the same table whose values have that
+    shape."""
     for scope in traverse_scope(tree):
         tables = _scope_tables(scope, schema)
         for comparison in _own_nodes(scope, *SHAPED_COMPARISONS):
@@ -571,8 +575,11 @@ def _check_nulls_an_inner_join_drops(tree: exp.Expression, findings: Findings) -
     match (`COUNTIF(tx.to_address IS NULL)` after `JOIN contracts c ON c.address = tx.to_address` counts nothing).
     The rows without a match are kept by a LEFT JOIN."""
     for scope in traverse_scope(tree):
+        joins = scope.expression.args.get("joins") or []
+        if any(join.side in ("RIGHT", "FULL") for join in joins):
+            continue  # a right or full join brings unmatched rows back
         keys = set()
-        for join in scope.expression.args.get("joins") or []:
+        for join in joins:
             on = join.args.get("on")
             if join.side or join.kind not in ("", "INNER") or on is None:
                 continue
@@ -583,8 +590,11 @@ def _check_nulls_an_inner_join_drops(tree: exp.Expression, findings: Findings) -
         if not keys:
             continue
         for test in _own_nodes(scope, exp.Is):
-            column = test.this
-            if isinstance(test.parent, exp.Not) or not isinstance(test.expression, exp.Null) \
+            column, outer = test.this, test.parent
+            while isinstance(outer, exp.Paren):
+                outer = outer.parent
+            # IS NOT NULL: NOT around it, or (Postgres) the test's own negation
+            if isinstance(outer, exp.Not) or test.args.get("negate") or not isinstance(test.expression, exp.Null) \
                     or not isinstance(column, exp.Column):
                 continue
             name = column.sql()

@@ -79,8 +79,8 @@ class Entry(BaseModel):
     #: Entries that, called for by the same question, make this one the wrong reading ("share, in percent" is a
     #: percentage; "NFT sales volume" is not a token amount).
     yields_to: tuple[str, ...] = ()
-    #: The reading answers the question in one query (two periods compared side by side in one row), so the planner
-    #: does not split it into steps whose rows the answer would have to put together.
+    #: The reading answers the question in one query (two periods compared side by side in one row), so the planner's
+    #: rule (`planner: rules`) does not split it into steps whose rows the answer would have to put together.
     single_query: bool = False
 
 
