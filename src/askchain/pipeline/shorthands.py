@@ -65,11 +65,8 @@ def expand_shorthands(sql: str, dialect: str, shorthands: Iterable[Shorthand]) -
         if compared and "column" in values:
             start, values["column"] = compared.start(), compared.group("column") or compared.group("in_date")
             note = f"{' '.join(sql[start:end + 1].split())} read as the condition on {values['column']}"
-        if holds := _HOLDS_AFTER.match(sql, end + 1):
-            end = holds.end() - 1
-            note = f"{' '.join(sql[start:end + 1].split())} read as the condition itself"
-        elif dated := _DATE_AFTER.match(sql, end + 1):
-            end = _operand_end(tokens, dated.end())
+        if (itself := _end_read_as_the_condition(sql, tokens, end)) is not None:
+            end = itself
             note = f"{' '.join(sql[start:end + 1].split())} read as the condition itself"
         if len(written) != len(parameters) or not all(re.fullmatch(SHORTHAND_PARAMETERS[name], value)
                                                    for name, value in values.items()):
@@ -96,6 +93,16 @@ def write_short(text: str, shorthands: Iterable[Shorthand]) -> str:
     for shorthand in shorthands:
         text = _written_pattern(shorthand).sub(short, text)
     return text
+
+
+def _end_read_as_the_condition(sql: str, tokens: list[Token], end: int) -> int | None:
+    """Where a call ending at `end` ends once read as the condition itself: with the test for a value or the date
+    comparison that follows it; None when neither does."""
+    if holds := _HOLDS_AFTER.match(sql, end + 1):
+        return holds.end() - 1
+    if dated := _DATE_AFTER.match(sql, end + 1):
+        return _operand_end(tokens, dated.end())
+    return None
 
 
 def _operand_end(tokens: list[Token], start: int) -> int:

@@ -250,23 +250,28 @@ def _check_limits_on_one_row(tree: exp.Expression, dialect: str, findings: Findi
     a MIN or MAX (`MAX(x) ... ORDER BY x DESC LIMIT 1` is still the largest)."""
     for select in tree.find_all(exp.Select):
         limit = select.args.get("limit")
-        if select.args.get("group") or not isinstance(limit, exp.Limit) or not limit.expression.is_int:
+        if select.args.get("group") or not isinstance(limit, exp.Limit) or not limit.expression.is_int \
+                or not all(_owned_by(select, p, exp.AggFunc) for p in select.expressions):
             continue
-        extremes = all(isinstance(agg, (exp.Min, exp.Max)) for p in select.expressions for agg in p.find_all(exp.AggFunc)
-                       if agg.find_ancestor(exp.Select, exp.Window) is select)
+        extremes = all(isinstance(agg, (exp.Min, exp.Max))
+                       for p in select.expressions for agg in _owned_nodes(select, p, exp.AggFunc))
         if limit.expression.to_py() == 1 and (extremes or not select.args.get("order")):
             continue
-        if all(_owned_by(select, p, exp.AggFunc) for p in select.expressions):
-            findings.errors.append(
-                f"{select.expressions[0].sql(dialect=dialect)} is aggregated over all rows into one row before "
-                f"{limit.sql(dialect=dialect)} applies: to aggregate only those rows, take them in a subquery first, "
-                f"SELECT SUM(x) FROM (SELECT x FROM t ORDER BY x DESC {limit.sql(dialect=dialect)})")
-            return
+        findings.errors.append(
+            f"{select.expressions[0].sql(dialect=dialect)} is aggregated over all rows into one row before "
+            f"{limit.sql(dialect=dialect)} applies: to aggregate only those rows, take them in a subquery first, "
+            f"SELECT SUM(x) FROM (SELECT x FROM t ORDER BY x DESC {limit.sql(dialect=dialect)})")
+        return
+
+
+def _owned_nodes(select: exp.Select, projection: exp.Expression, kind: type[exp.Expression]):
+    """The projection's `kind` nodes of this SELECT itself, not of a subquery or inside a window."""
+    return (node for node in projection.find_all(kind) if node.find_ancestor(exp.Select, exp.Window) is select)
 
 
 def _owned_by(select: exp.Select, projection: exp.Expression, kind: type[exp.Expression]) -> bool:
     """Whether the projection holds a `kind` node of this SELECT itself, not of a subquery or inside a window."""
-    return any(node.find_ancestor(exp.Select, exp.Window) is select for node in projection.find_all(kind))
+    return next(_owned_nodes(select, projection, kind), None) is not None
 
 
 def _check_repeated_expressions(tree: exp.Expression, dialect: str, findings: Findings) -> None:
@@ -554,16 +559,16 @@ def _check_literal_shapes(tree: exp.Expression, schema: Schema, findings: Findin
         for comparison in _own_nodes(scope, *SHAPED_COMPARISONS):
             for column, literal in _columns_against_literals(comparison):
                 found = _schema_column(column, tables)
-                text = literal.strip("%")
-                shape = next((name for name, pattern in LITERAL_SHAPES.items() if pattern.fullmatch(text)), None)
+                shape, pattern = next(((name, pattern) for name, pattern in LITERAL_SHAPES.items()
+                                       if pattern.fullmatch(literal.strip("%"))), (None, None))
                 if found is None or shape is None or is_numeric(found[1].type, schema.dialect):
                     continue  # a number column compared with text is _check_text_against_numbers' finding
                 table, col = found
                 examples = [str(value) for value in col.examples if value is not None]
-                if not examples or any(LITERAL_SHAPES[shape].fullmatch(value) for value in examples):
+                if not examples or any(pattern.fullmatch(value) for value in examples):
                     continue
                 shaped = [c.name for c in table.columns
-                          if any(LITERAL_SHAPES[shape].fullmatch(str(v)) for v in c.examples if v is not None)]
+                          if any(pattern.fullmatch(str(v)) for v in c.examples if v is not None)]
                 hint = f": compare {shape} with {', '.join(shaped[:4])}" if shaped else ""
                 shown = ", ".join(f"'{value}'" for value in examples[:3])
                 findings.errors.append(f"{table.name}.{col.name} holds values like {shown}, never {shape}{hint}")
