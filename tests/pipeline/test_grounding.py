@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from askchain.pipeline.grounding import drop_unasked_constants, ungrounded_literals
+from askchain.pipeline.grounding import drop_unasked_constants, ungrounded_literals, unused_question_constants
 from askchain.semantic import Entry, Reading
 from askchain.semantic.layer import GroundedLiterals, KnownLiteral
 
@@ -112,3 +112,29 @@ def test_conditions_on_known_constants_the_question_does_not_call_for_are_droppe
     else:
         assert written == repaired and len(notes) == 1 and notes[0].startswith("dropped ") and \
             "which the question does not ask about" in notes[0], notes
+
+
+@pytest.mark.parametrize("question, sql, unused", [
+    # the contract the question names, answered through a symbol many contracts share
+    (f"Is the contract at {USDC} an ERC-20?", "SELECT is_erc20 FROM contracts c JOIN tokens t ON t.address = c.address "
+     "WHERE t.symbol = 'USDC'", [USDC]),
+    # used in another case, padded to a 32-byte word, inside a pattern
+    (f"How many events did {USDC.upper()} emit?", f"SELECT COUNT(*) FROM logs WHERE address = '{USDC}'", []),
+    (f"How many tokens did {OTHER} receive?",
+     f"SELECT COUNT(*) FROM logs WHERE topics[SAFE_OFFSET(2)] = '0x{'0' * 24}{OTHER[2:]}'", []),
+    ("How many ERC-20 transfer calls (input starting with 0xa9059cbb) yesterday?",
+     "SELECT COUNT(*) FROM transactions WHERE input LIKE '0xa9059cbb%'", []),
+    # one finding per constant, named as the question writes it
+    (f"Transfers from {OTHER} to {USDC.upper()}, and back to {OTHER}?", "SELECT COUNT(*) FROM token_transfers",
+     [OTHER, USDC.upper()]),
+    # an example of what is asked for is no value to filter on
+    ("The 5 most common method selectors (the first 4 bytes of input, e.g. 0xa9059cbb)?",
+     "SELECT SUBSTR(input, 1, 10) AS selector, COUNT(*) AS n FROM transactions GROUP BY selector", []),
+    ("Which selectors, such as 0x095ea7b3, were called most?", "SELECT SUBSTR(input, 1, 10) FROM transactions", []),
+    # constants shorter than the pattern are not watched
+    ("How many plain transfers (input 0x) yesterday?", "SELECT COUNT(*) FROM transactions WHERE gas = 21000", []),
+])
+def test_constants_the_question_writes_are_used(question, sql, unused):
+    found = unused_question_constants(sql, RULES, question)
+    assert found == [f"the question names '{constant}', but the query never uses it: filter on that constant itself, "
+                     "as written (not on a name or symbol standing for it)" for constant in unused]

@@ -8,6 +8,10 @@ holds must come from the question itself, from an entity it names (USDC's addres
 words it uses ("transfers" calls for the Transfer hash). An address padded to a 32-byte word is that address (a word
 holding a token id is a number, not watched); a constant the query only keeps out (`from_address != '0x00…0'`) is no filter on it.
 
+The converse holds too: a constant the question writes is what it asks about, and a query that never holds it answers
+about something else (`symbol = 'USDC'` for "the contract at 0xa0b8…", where many contracts share a symbol)
+(`unused_question_constants`), unless the question gives it as an example ("e.g. 0xa9059cbb").
+
 A known constant the question does not call for is a copy whatever else the query gets right: its condition is dropped
 before validation (`drop_unasked_constants`), as the finding would ask, without spending a revision on it."""
 
@@ -25,6 +29,9 @@ from askchain.db.dialects import parse_one
 from askchain.generation.sql_text import apply_edits
 from askchain.pipeline.words import holds_number, unpadded_address
 from askchain.semantic.layer import GroundedLiterals, Reading
+
+#: Words that make the constant after them an example, not a value the question asks about.
+EXAMPLE_MARK = re.compile(r"(?:e\.g\.|for example|for instance|such as|like)[\s,:(]*$", re.IGNORECASE)
 
 #: Comparisons that keep a constant out rather than filter on it (`from_address != '0x00…0'`): never a copied filter.
 EXCLUSIONS = (exp.NEQ,)
@@ -50,6 +57,16 @@ def ungrounded_literals(sql: str, dialect: str, rules: GroundedLiterals, questio
             f"'{written}' is in neither the question nor what it names (a value copied from an example?): "
             "filter only on the values the question gives")
     return findings
+
+
+def unused_question_constants(sql: str, rules: GroundedLiterals, question: str) -> list[str]:
+    """One finding per distinct constant of the rules' pattern that `question` writes (not as an example) and `sql`
+    holds nowhere, in any case or padded to a 32-byte word."""
+    held = sql.lower()
+    unused = {match.group(0).lower(): match.group(0) for match in re.finditer(rules.pattern, question, re.IGNORECASE)
+              if not EXAMPLE_MARK.search(question[:match.start()]) and not _written_in(match.group(0).lower().removeprefix("0x"), held)}
+    return [f"the question names '{written}', but the query never uses it: filter on that constant itself, as written "
+            "(not on a name or symbol standing for it)" for written in unused.values()]
 
 
 def drop_unasked_constants(sql: str, dialect: str, rules: GroundedLiterals, question: str,

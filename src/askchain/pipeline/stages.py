@@ -27,7 +27,7 @@ from askchain.pipeline import abstain, confidence as confidence_rules
 from askchain.pipeline.aliases import own_column_names
 from askchain.pipeline.coverage import Coverage, coverage
 from askchain.pipeline.date_parts import extract_date_parts
-from askchain.pipeline.grounding import drop_unasked_constants, ungrounded_literals
+from askchain.pipeline.grounding import drop_unasked_constants, ungrounded_literals, unused_question_constants
 from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
 from askchain.pipeline.ranking import show_ranking_measure
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
@@ -296,8 +296,8 @@ def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
         rules.append(lambda sql: show_ranking_measure(sql, run.dialect, in_base_units))
     readings = state.get("definitions")
     if layer.grounded_literals and readings is not None:  # as in validation: entities looked up, or none grounds
-        rules.append(lambda sql: drop_unasked_constants(sql, run.dialect, layer.grounded_literals, asked(run, state),
-                                                        readings))
+        rules.append(lambda sql: drop_unasked_constants(sql, run.dialect, layer.grounded_literals,
+                                                        asked(state["question"], run.hint), readings))
 
     def repair(candidate: Candidate) -> Candidate:
         sql, notes = candidate.sql, []
@@ -315,23 +315,27 @@ def validator(run: Run, state: State) -> Callable[[str], Findings]:
     if not run.settings.pipeline.validation:
         return lambda sql: Findings()
     layer = domain_layer(run)
-    return lambda sql: validate_for_question(sql, run.schema, asked(run, state), layer, state.get("definitions"))
+    return lambda sql: validate_for_question(sql, run.schema, state["question"], layer, state.get("definitions"),
+                                             hint=run.hint)
 
 
-def asked(run: Run, state: State) -> str:
+def asked(question: str, hint: str) -> str:
     """What a run is asked: the question, and a hint's words (a planned step's earlier rows ask too)."""
-    return " ".join(filter(None, [state["question"], run.hint]))
+    return " ".join(filter(None, [question, hint]))
 
 
 def validate_for_question(sql: str, schema: Schema, question: str, layer: Layer | None,
-                          readings: Sequence[Reading] | None) -> Findings:
-    """`sql`'s findings as the answer to `question`: the static checks, the checks of the domain entries it calls for,
-    raw base units it does not ask for, and constants it does not call for (only where its entries were looked up,
-    `readings` not None: without them every entity's address would look copied)."""
-    findings = validate_sql(sql, schema, shown_units=layer.shown_units(question) if layer else None)
+                          readings: Sequence[Reading] | None, hint: str = "") -> Findings:
+    """`sql`'s findings as the answer to `question` (with its `hint`): the static checks, the checks of the domain
+    entries it calls for, raw base units it does not ask for, constants it does not call for (only where its entries
+    were looked up, `readings` not None: without them every entity's address would look copied) and constants the
+    question itself writes that it never uses (not the hint's: a planned step's earlier rows list many, it uses one)."""
+    text = asked(question, hint)
+    findings = validate_sql(sql, schema, shown_units=layer.shown_units(text) if layer else None)
     findings.errors += [message for reading in readings or [] for message in reading.findings(sql)]
     if layer and layer.grounded_literals and readings is not None:
-        findings.errors += ungrounded_literals(sql, schema.dialect, layer.grounded_literals, question, readings)
+        findings.errors += ungrounded_literals(sql, schema.dialect, layer.grounded_literals, text, readings)
+        findings.errors += unused_question_constants(sql, layer.grounded_literals, question)
     return findings
 
 
