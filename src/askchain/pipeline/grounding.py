@@ -64,7 +64,8 @@ def unused_question_constants(sql: str, rules: GroundedLiterals, question: str) 
     holds nowhere, in any case or padded to a 32-byte word."""
     held = sql.lower()
     unused = {match.group(0).lower(): match.group(0) for match in re.finditer(rules.pattern, question, re.IGNORECASE)
-              if not EXAMPLE_MARK.search(question[:match.start()]) and not _written_in(match.group(0).lower().removeprefix("0x"), held)}
+              if not EXAMPLE_MARK.search(question[:match.start()])
+              and not _written_in(match.group(0).lower().removeprefix("0x"), held)}
     return [f"the question names '{written}', but the query never uses it: filter on that constant itself, as written "
             "(not on a name or symbol standing for it)" for written in unused.values()]
 
