@@ -8,9 +8,13 @@ LINE = list(range(100, 100 + LOOP_TOKENS))
 
 
 @pytest.mark.parametrize("tokens, expected", [
-    (LINE * 3, True),                                   # the same 16 tokens a third time: a loop
-    ([1, 2, 3] + LINE * 2 + [7] + LINE, True),
+    (LINE * 3, True),                                   # the same 16 tokens a third time in a row: a loop
+    ([1, 2, 3] + (LINE + [7]) * 3, True),               # a longer unit three times in a row
+    ([1, 2, 3] + [4, 5, 6] * 16, True),                 # a short unit, over and over
     (LINE * 2, False),                                  # twice is a legitimate repetition (e.g. INTERSECT)
+    # an expression used three times with other text between (SUM(x) AS volume, SUM(x) - LAG(SUM(x))): no loop
+    ([1, 2, 3] + LINE + [7] + LINE + [8, 9] + LINE, False),
+    ([1, 2, 3] + LINE * 2 + [7] + LINE, False),
     (list(range(200)), False),
     (LINE * 2 + LINE[:-1] + [999], False),              # the third copy differs in its last token
     # a hex literal is a token per digit: the zero address as a topic is 64 zeros in a row, not a loop

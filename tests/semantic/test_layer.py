@@ -63,6 +63,11 @@ TWICE = "  - call: 'F({n})'\n    sql: '{n}'\n    note: n\n"
      "semantic layer .* is invalid"),  # a known literal without the words that call for it
     ("shorthands:\n  - call: 'F({table})'\n    sql: 'DATE({table})'\n    note: n\n", r"of \['column', 'n'\]"),
     ("shorthands:\n" + TWICE + TWICE.replace("F(", "f("), "two shorthands share a name"),
+    # a window's condition on no column, or with no check to say when it is due
+    ("entries:\n  - name: x\n    kind: convention\n    definition: d\n    condition: 'DATE(ts) = CURRENT_DATE()'\n"
+     "    checks: [{requires: 'CURRENT', message: m}]\n", "entry x's condition must be on {column}"),
+    ("entries:\n  - name: x\n    kind: convention\n    definition: d\n    condition: 'DATE({column}) = CURRENT_DATE()'\n",
+     "entry x's condition must be on {column} and the entry must have the checks"),
 ])
 def test_a_broken_layer_file_is_a_one_line_error(tmp_path, text, error):
     bad = tmp_path / "layer.yaml"

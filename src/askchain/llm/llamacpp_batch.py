@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 PARALLEL_SEQUENCES = 8  # sequences the context is created for: the most samples one batch decodes
 TOP_K, MIN_P = 40, 0.05  # llama-cpp-python's chat defaults, so batched and sequential samples match in kind
-#: A sample whose last LOOP_TOKENS tokens already occurred twice before is stuck in a loop (small models repeat a
-#: condition until max_tokens): it is ended there instead of holding its whole batch to max_tokens.
+#: A sample whose last LOOP_TOKENS tokens end a unit written three times in a row is stuck in a loop (small models
+#: repeat a condition until max_tokens): it is ended there instead of holding its whole batch to max_tokens.
 LOOP_TOKENS = 16
 #: The Qwen tokenizer writes each digit of a hex literal as one token, and a 32-byte value is 64 of them (the zero
 #: address as a log topic is 64 zeros): a run of one repeated token, or of a 2-token unit, is a loop only past that.
@@ -246,13 +246,22 @@ def _ngram_index(tokens: list[int]) -> dict[tuple[int, ...], int]:
 
 
 def looping(tokens: list[int]) -> bool:
+    """Whether a sample is stuck: its last LOOP_TOKENS tokens end one unit written three times in a row (a condition
+    repeated until max_tokens). An expression a query uses three times with other text between the uses
+    (`SUM(x) AS volume, SUM(x) - LAG(SUM(x))`) is no loop. A run of one token or of a 2-token unit (a padded hex
+    literal, one token per digit) is a loop only longer than any literal."""
     if len(tokens) < 3 * LOOP_TOKENS:
         return False
     tail = tokens[-LOOP_TOKENS:]
     period = next(p for p in range(1, LOOP_TOKENS + 1) if tail[p:] == tail[:-p])
     if period <= 2:  # zeros (or a 2-token unit) in a row: a padded address or hash, unless longer than any
         return _run_length(tokens, period) > LONGEST_RUN_IN_A_LITERAL
-    return sum(tokens[i : i + LOOP_TOKENS] == tail for i in range(len(tokens) - LOOP_TOKENS)) >= 2
+    if period == LOOP_TOKENS:  # no unit within the tail: the unit ends where the tail last occurred before
+        last = next((i for i in range(len(tokens) - LOOP_TOKENS - 1, -1, -1) if tokens[i:i + LOOP_TOKENS] == tail), None)
+        if last is None:
+            return False
+        period = len(tokens) - LOOP_TOKENS - last
+    return _run_length(tokens, period) >= 2 * period + LOOP_TOKENS
 
 
 def _run_length(tokens: list[int], period: int) -> int:

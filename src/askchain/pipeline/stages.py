@@ -36,6 +36,7 @@ from askchain.pipeline.select import Selection, group_by_result, select_best
 from askchain.pipeline.shorthands import expand_shorthands, write_short
 from askchain.pipeline.trace import Trace
 from askchain.pipeline.validate import Findings, validate_sql
+from askchain.pipeline.windows import conform_windows, time_columns
 from askchain.pipeline.words import pad_addresses_in_words
 from askchain.retrieval.schema import estimate_tokens, link_schema
 from askchain.semantic import Layer, Reading, Shorthand
@@ -279,8 +280,8 @@ def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
     """Each candidate repaired before validation: date parts taken with functions the dialect lacks written as its
     EXTRACT, and by the domain layer's rules: shorthands expanded, column aliases renamed to the tables' own columns,
     addresses compared with 32-byte words padded, a ranked answer's measure shown, conditions on a known constant the
-    question does not call for dropped. Candidates are unchanged without validation (the methods that measure the
-    model alone)."""
+    question does not call for dropped, a time window written as the question's convention. Candidates are unchanged
+    without validation (the methods that measure the model alone)."""
     if not run.settings.pipeline.validation:
         return lambda candidate: candidate
     layer = domain_layer(run) or Layer([])
@@ -298,6 +299,9 @@ def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
     if layer.grounded_literals and readings is not None:  # as in validation: entities looked up, or none grounds
         rules.append(lambda sql: drop_unasked_constants(sql, run.dialect, layer.grounded_literals,
                                                         asked(state["question"], run.hint), readings))
+    if readings and any(reading.entry.condition for reading in readings):  # last: validation judges the rest
+        times, validate = time_columns(run.schema), validator(run, state)
+        rules.append(lambda sql: conform_windows(sql, run.dialect, times, readings, lambda text: validate(text).errors))
 
     def repair(candidate: Candidate) -> Candidate:
         sql, notes = candidate.sql, []

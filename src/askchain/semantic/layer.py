@@ -9,6 +9,7 @@ far better than it applies a rule buried in long notes), and the answer says whi
 Patterns may capture a number (`last (?P<n>\\d+) days`): `{n}` in the entry's text is filled from the question.
 An entry may carry checks: rules the SQL written for such a question must keep (a question in gwei must not divide by
 1e18), each with the message that tells the reviser what to fix.
+A time convention may carry its exact condition, which askchain writes in place of a window its checks flag.
 
 Units name the columns stored in a base unit a user never reads (wei) and how to show them (ETH = wei / 1e18):
 validation sends back a query whose result shows such a column raw, or compares one with a figure below the least
@@ -79,6 +80,9 @@ class Entry(BaseModel):
     #: Entries that, called for by the same question, make this one the wrong reading ("share, in percent" is a
     #: percentage; "NFT sales volume" is not a token amount).
     yields_to: tuple[str, ...] = ()
+    #: A time convention's exact condition on `{column}` (and the pattern's values): askchain writes it in place of a
+    #: window written otherwise that the entry's checks flag (askchain.pipeline.windows).
+    condition: str = ""
     #: The reading answers the question in one query (two periods compared side by side in one row), so the planner's
     #: rule (`planner: rules`) does not split it into steps whose rows the answer would have to put together.
     single_query: bool = False
@@ -269,6 +273,10 @@ def load_layer(path: Path) -> Layer:
                               f"the same parameters, of {sorted(SHORTHAND_PARAMETERS)}")
     if len({shorthand.name for shorthand in shorthands}) < len(shorthands):
         raise ConfigError(f"semantic layer {path}: two shorthands share a name")
+    for entry in entries:
+        if entry.condition and ("{column}" not in entry.condition or not entry.checks):
+            raise ConfigError(f"semantic layer {path}: entry {entry.name}'s condition must be on {{column}} and the "
+                              "entry must have the checks that call for it")
     layer = Layer(entries, units, aliases, tuple(words), ranking, shorthands, grounded)
     names = {entry.name for entry in layer.entries}
     for entry in layer.entries:

@@ -451,6 +451,22 @@ def test_a_window_written_as_a_shorthand_runs_as_the_conventions_sql(eth_engine,
     assert "INTERVAL N DAY" in baseline.requests[0].messages[-1][1] and "DAY_AGO" not in baseline.requests[0].messages[-1][1]
 
 
+def test_a_window_of_the_models_own_runs_as_the_conventions_without_revision(eth_engine, sql):
+    """The 1.5B model writes the one day 7 days ago for "the last 7 days" though the prompt shows the convention: the
+    convention's condition is written in its place before validation, so the sample runs without a revision."""
+    written = (f"SELECT COUNTIF(receipt_status = 0) / COUNT(*) AS failed_share FROM {T} "
+               "WHERE DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)")
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                                                             "answer": False})
+    model = ScriptedModel({"direct": f"```sql\n{written}\n```"})
+    result = ask("What share of transactions failed in the last 7 days?", eth_engine, model=model, settings=settings)
+    assert result.sql == f"SELECT COUNTIF(receipt_status = 0) / COUNT(*) AS failed_share FROM {T} WHERE {LAST_7}"
+    assert [tuple(row) for row in result.rows] == sql(result.sql) and 0 < result.rows[0][0] < 1
+    assert [r.template for r in model.requests] == ["direct"]
+    assert _draft_repairs(settings, result) == [
+        f"DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) written as last_n_days: {LAST_7}"]
+
+
 def test_a_generator_that_runs_its_own_sql_runs_it_expanded(eth_engine):
     """Role play shows its critic the result of the student's query: written with a shorthand, it runs as the draft's
     samples do, not as an unknown function."""
