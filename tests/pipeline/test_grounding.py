@@ -122,6 +122,11 @@ def test_conditions_on_known_constants_the_question_does_not_call_for_are_droppe
     (f"How many events did {USDC.upper()} emit?", f"SELECT COUNT(*) FROM logs WHERE address = '{USDC}'", []),
     (f"How many tokens did {OTHER} receive?",
      f"SELECT COUNT(*) FROM logs WHERE topics[SAFE_OFFSET(2)] = '0x{'0' * 24}{OTHER[2:]}'", []),
+    # written padded in the question, used bare (or padded) in the query
+    (f"How many Transfer logs have topic 2 = 0x{'0' * 24}{OTHER[2:]}?",
+     f"SELECT COUNT(*) FROM token_transfers WHERE to_address = '{OTHER}'", []),
+    (f"How many Transfer logs have topic 2 = 0x{'0' * 24}{OTHER[2:]}?", "SELECT COUNT(*) FROM logs",
+     [f"0x{'0' * 24}{OTHER[2:]}"]),
     ("How many ERC-20 transfer calls (input starting with 0xa9059cbb) yesterday?",
      "SELECT COUNT(*) FROM transactions WHERE input LIKE '0xa9059cbb%'", []),
     # one finding per constant, named as the question writes it

@@ -61,11 +61,11 @@ def ungrounded_literals(sql: str, dialect: str, rules: GroundedLiterals, questio
 
 def unused_question_constants(sql: str, rules: GroundedLiterals, question: str) -> list[str]:
     """One finding per distinct constant of the rules' pattern that `question` writes (not as an example) and `sql`
-    holds nowhere, in any case or padded to a 32-byte word."""
+    holds nowhere, in any case, padded to a 32-byte word or (one the question writes padded) bare."""
     held = sql.lower()
     unused = {match.group(0).lower(): match.group(0) for match in re.finditer(rules.pattern, question, re.IGNORECASE)
               if not EXAMPLE_MARK.search(question[:match.start()])
-              and not _written_in(match.group(0).lower().removeprefix("0x"), held)}
+              and not any(_written_in(form.removeprefix("0x"), held) for form in _forms(match.group(0).lower()))}
     return [f"the question names '{written}', but the query never uses it: filter on that constant itself, as written "
             "(not on a name or symbol standing for it)" for written in unused.values()]
 
@@ -169,6 +169,11 @@ def _where_condition(literal: exp.Literal) -> exp.Expression | None:
     while isinstance(chain, (exp.And, exp.Paren)):
         chain = chain.parent
     return node if isinstance(chain, exp.Where) and isinstance(node.parent, (exp.And, exp.Where)) else None
+
+
+def _forms(constant: str) -> list[str]:
+    """`constant` (lower case) and, for a 32-byte word holding an address, that address: a query may use either."""
+    return [constant, *filter(None, [unpadded_address(constant)])]
 
 
 def _written_in(constant: str, text: str) -> bool:
