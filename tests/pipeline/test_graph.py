@@ -111,3 +111,17 @@ def test_examples_come_from_the_questions_own_database_unless_scoped_to_all(conc
         run = Run("How many singers?", engine, Models.single(ScriptedModel(lambda r, i: "")), settings, db_id="x")
         find_examples({"question": run.question}, run)
         assert calls[-1]["only_db"] == only_db and calls[-1]["exclude_db"] == "x"
+
+
+def test_a_share_filtered_to_what_it_counts_is_answered_among_all_rows(concert_db):
+    """The model restates the share's own condition in WHERE, which makes it 1 whatever the data: the condition
+    leaves WHERE before validation, and the answer is France's share of all singers."""
+    written = ("SELECT COUNT(CASE WHEN Country = 'France' THEN 1 END) * 1.0 / COUNT(*) FROM singer "
+               "WHERE Country = 'France'")
+    settings = get_settings().with_overrides(llm={"cache": False},
+                                             pipeline={"examples_k": 0, "value_retrieval": False, "answer": False})
+    model = ScriptedModel({"direct": f"```sql\n{written}\n```"})
+    result = ask("What share of singers are from France?", str(concert_db), method="pipeline", model=model,
+                 settings=settings)
+    assert result.sql == "SELECT COUNT(CASE WHEN Country = 'France' THEN 1 END) * 1.0 / COUNT(*) FROM singer"
+    assert result.rows == [[4 / 6]] and [r.template for r in model.requests] == ["direct"]

@@ -189,6 +189,13 @@ FAILED = "receipt_status = 0"
      f"WHERE {FAILED} GROUP BY transaction_type", f"SUM(CASE WHEN {FAILED} THEN 1 ELSE 0 END) * 1.0 / COUNT(*)"),
     # the condition qualified on one side only; a share as an average
     (f"SELECT AVG(IF(t.{FAILED}, 1, 0)) FROM transactions AS t WHERE {FAILED}", f"AVG(IF(t.{FAILED}, 1, 0))"),
+    # a condition of several parts WHERE keeps each of (a test of NOT NULL aside), `x = TRUE` as `x`, COUNT(1 or NULL)
+    (f"SELECT COUNTIF(value IS NOT NULL AND {FAILED} AND transaction_type = 2) / COUNT(*) FROM transactions "
+     f"WHERE transaction_type = 2 AND ({FAILED})",
+     f"COUNTIF(NOT value IS NULL AND {FAILED} AND transaction_type = 2) / COUNT(*)"),
+    ("SELECT COUNT(CASE WHEN t.is_erc721 THEN 1 END) * 1.0 / COUNT(*) FROM tokens AS t WHERE t.is_erc721 = TRUE",
+     "COUNT(CASE WHEN t.is_erc721 THEN 1 END) * 1.0 / COUNT(*)"),
+    (f"SELECT COUNTIF({FAILED} AND transaction_type = 2) / COUNT(*) FROM transactions WHERE {FAILED}", None),
     # the share of all rows, a count that is only redundant, and amounts that are no share are fine
     ("SELECT COUNTIF(topics[SAFE_OFFSET(0)] = '0xdd') / COUNT(*) FROM logs WHERE DATE(block_timestamp) = CURRENT_DATE()",
      None),
@@ -216,6 +223,7 @@ def test_a_share_of_the_rows_the_filter_keeps_is_sent_back(sql, share):
         Table("logs", [Column("topics", "ARRAY<STRING>"), Column("block_timestamp", "TIMESTAMP")]),
         Table("transactions", [Column("value", "NUMERIC"), Column("receipt_status", "INT64"),
                                Column("transaction_type", "INT64")]),
+        Table("tokens", [Column("is_erc721", "BOOL")]),
     ], "bigquery")
     findings = validate_sql(sql, schema)
     assert not internal_failures(findings), findings

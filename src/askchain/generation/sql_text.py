@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Collection, NamedTuple
 
+from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType
@@ -89,6 +90,28 @@ def apply_edits(sql: str, edits: list[Edit]) -> tuple[str, list[str]]:
     for start, end, text, _ in sorted(edits, reverse=True):
         sql = sql[:start] + text + sql[end + 1:]
     return sql, [note for *_, note in sorted(edits)]
+
+
+def condition_span(tokens: list[Token], condition: exp.Expression, anchor: int, dialect: str) -> tuple[int, int] | None:
+    """The characters to remove for one of WHERE's ANDed conditions (first and last, inclusive): its tokens as
+    written, with the AND before it (or after it, when it comes first) or, alone, its WHERE, from just after the token
+    before them; None when its tokens are not found as sqlglot writes it back around the character `anchor` (the
+    start of one of its leaves, from sqlglot's `meta`)."""
+    written = [(t.token_type, t.text.upper()) for t in Dialect.get_or_raise(dialect).tokenize(condition.sql(dialect))]
+    at = next((i for i, t in enumerate(tokens) if t.start <= anchor <= t.end), None)
+    if at is None:
+        return None
+    first = next((i for i in range(max(0, at - len(written) + 1), at + 1)
+                  if [(t.token_type, t.text.upper()) for t in tokens[i:i + len(written)]] == written), None)
+    if first is None or first < 2:
+        return None
+    last = first + len(written) - 1
+    before, after = tokens[first - 1].token_type, tokens[last + 1].token_type if last + 1 < len(tokens) else None
+    if before in (TokenType.AND, TokenType.WHERE) and after != TokenType.AND:
+        return tokens[first - 2].end + 1, tokens[last].end
+    if after == TokenType.AND:
+        return tokens[first].start, tokens[last + 2].start - 1 if last + 2 < len(tokens) else tokens[last + 1].end
+    return None
 
 
 class Call(NamedTuple):

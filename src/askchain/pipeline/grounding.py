@@ -23,10 +23,9 @@ from typing import Sequence
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
-from sqlglot.tokens import Token, TokenType
 
 from askchain.db.dialects import parse_one
-from askchain.generation.sql_text import apply_edits
+from askchain.generation.sql_text import apply_edits, condition_span
 from askchain.pipeline.words import holds_number, unpadded_address
 from askchain.semantic.layer import GroundedLiterals, Reading
 
@@ -101,33 +100,11 @@ def _drop_one(sql: str, dialect: str, rules: GroundedLiterals, question: str,
         if condition is None or not all(id(other) in copied for other in _watched(condition, rules)):
             continue
         tokens = tokens or Dialect.get_or_raise(dialect).tokenize(sql)
-        span = _written_with_its_and(tokens, condition, literal, dialect)
+        span = condition_span(tokens, condition, literal.meta.get("start", -1), dialect)
         if span:
             written, notes = apply_edits(sql, [(*span, "", f"dropped {condition.sql(dialect)}: {known.name}, which "
                                                             "the question does not ask about")])
             return written, notes[0]
-    return None
-
-
-def _written_with_its_and(tokens: list[Token], condition: exp.Expression, literal: exp.Literal,
-                          dialect: str) -> tuple[int, int] | None:
-    """The characters to remove for `condition` (first and last, inclusive): its tokens as written, with the AND
-    before it (or after it, when it comes first) or, alone, its WHERE, from just after the token before them; None
-    when its tokens are not found as sqlglot writes it back around `literal`."""
-    written = [(t.token_type, t.text.upper()) for t in Dialect.get_or_raise(dialect).tokenize(condition.sql(dialect))]
-    at = next((i for i, t in enumerate(tokens) if t.start <= literal.meta.get("start", -1) <= t.end), None)
-    if at is None:
-        return None
-    first = next((i for i in range(max(0, at - len(written) + 1), at + 1)
-                  if [(t.token_type, t.text.upper()) for t in tokens[i:i + len(written)]] == written), None)
-    if first is None or first < 2:
-        return None
-    last = first + len(written) - 1
-    before, after = tokens[first - 1].token_type, tokens[last + 1].token_type if last + 1 < len(tokens) else None
-    if before in (TokenType.AND, TokenType.WHERE) and after != TokenType.AND:
-        return tokens[first - 2].end + 1, tokens[last].end
-    if after == TokenType.AND:
-        return tokens[first].start, tokens[last + 2].start - 1 if last + 2 < len(tokens) else tokens[last + 1].end
     return None
 
 

@@ -33,6 +33,7 @@ from askchain.pipeline.ranking import show_ranking_measure
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
 from askchain.pipeline.run import Run
 from askchain.pipeline.select import Selection, group_by_result, select_best
+from askchain.pipeline.shares import shares_among_all_rows
 from askchain.pipeline.shorthands import expand_shorthands, write_short
 from askchain.pipeline.trace import Trace
 from askchain.pipeline.validate import Findings, validate_sql
@@ -278,14 +279,16 @@ def shorthands(run: Run) -> tuple[Shorthand, ...]:
 
 def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
     """Each candidate repaired before validation: date parts taken with functions the dialect lacks written as its
-    EXTRACT, and by the domain layer's rules: shorthands expanded, column aliases renamed to the tables' own columns,
-    addresses compared with 32-byte words padded, a ranked answer's measure shown, conditions on a known constant the
-    question does not call for dropped, a time window written as the question's convention. Candidates are unchanged
-    without validation (the methods that measure the model alone)."""
+    EXTRACT, a share's own condition taken out of WHERE (it made the share 1), and by the domain layer's rules:
+    shorthands expanded, column aliases renamed to the tables' own columns, addresses compared with 32-byte words
+    padded, a ranked answer's measure shown, conditions on a known constant the question does not call for dropped, a
+    time window written as the question's convention. Candidates are unchanged without validation (the methods that
+    measure the model alone)."""
     if not run.settings.pipeline.validation:
         return lambda candidate: candidate
     layer = domain_layer(run) or Layer([])
-    rules: list[Callable[[str], tuple[str, list[str]]]] = [lambda sql: extract_date_parts(sql, run.dialect)]
+    rules: list[Callable[[str], tuple[str, list[str]]]] = [lambda sql: extract_date_parts(sql, run.dialect),
+                                                           lambda sql: shares_among_all_rows(sql, run.dialect)]
     if layer.shorthands:
         rules.append(lambda sql: expand_shorthands(sql, run.dialect, layer.shorthands))
     if layer.column_aliases:

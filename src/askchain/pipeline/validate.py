@@ -10,7 +10,7 @@ import difflib
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, TypeVar
+from typing import Callable, Iterator, Mapping, NamedTuple, TypeVar
 
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
@@ -290,12 +290,22 @@ def _check_repeated_expressions(tree: exp.Expression, dialect: str, findings: Fi
                 break
 
 
-def _check_shares_of_the_filter(tree: exp.Expression, dialect: str, findings: Findings) -> None:
-    """A share whose condition every row it reads already meets (`COUNTIF(c) / COUNT(*) ... WHERE c`, `AVG(IF(c, 1,
-    0))`, or WHERE c in the CTE it reads) is always 1 (or 100 as a percentage): it runs and looks like an answer,
-    and can win a vote."""
+class FilteredShare(NamedTuple):
+    """A share taken among rows that all meet the condition it counts by: always 1 (or 100 as a percentage)."""
+    select: exp.Select
+    share: exp.Expression
+    #: What the share counts by, as its numerator writes it.
+    condition: exp.Expression
+    #: The kept conditions that condition restates, each with the WHERE it comes from ("WHERE": the select's own).
+    restated: list[tuple[exp.Expression, str]]
+
+
+def shares_of_the_filter(tree: exp.Expression, dialect: str) -> Iterator[FilteredShare]:
+    """Each share whose condition every row it reads already meets (`COUNTIF(c) / COUNT(*) ... WHERE c`, `AVG(IF(c,
+    1, 0))`, or WHERE c in the CTE it reads). A condition of several ANDed parts is met when WHERE keeps each of them
+    (a test that a column is not NULL aside); `x = TRUE` is `x`."""
     for select, conditions in _selects_with_kept_conditions(tree):
-        kept = {_bare_sql(c, dialect): where for c, where in conditions}
+        kept = {condition_key(c, dialect): (c, where) for c, where in conditions}
         if not kept:
             continue
         for share in select.find_all(exp.Div, exp.SafeDivide, exp.Anonymous, exp.Avg):
@@ -304,16 +314,46 @@ def _check_shares_of_the_filter(tree: exp.Expression, dialect: str, findings: Fi
             part, whole = (share.this, None) if isinstance(share, exp.Avg) else _quotient(share) or (None, None)
             if part is None:
                 continue
-            counted, condition = _of_all_rows(part, set(kept), dialect)
+            counted, condition = _of_all_rows(part, kept, dialect)
             constant = isinstance(counted, exp.Literal) if whole is None else (
                 counted is not None and _bare_sql(counted, dialect) == _bare_sql(_as_count(whole), dialect))
             if constant:
-                written = condition.sql(dialect=dialect)
-                where = kept[_bare_sql(condition, dialect)]
-                findings.errors.append(f"{share.sql(dialect=dialect)} is always 100 % of the rows: {where} keeps only "
-                                       f"rows with {written}; take {written} out of {where} so the share is of all "
-                                       "rows")
-                return
+                yield FilteredShare(select, share, condition, [kept[key] for key in _restated(condition, kept, dialect)])
+
+
+def _check_shares_of_the_filter(tree: exp.Expression, dialect: str, findings: Findings) -> None:
+    """A share of the rows the filter keeps (see `shares_of_the_filter`): it runs and looks like an answer, and can
+    win a vote."""
+    for found in shares_of_the_filter(tree, dialect):
+        written = " and ".join(condition.sql(dialect=dialect) for condition, _ in found.restated)
+        where = found.restated[0][1]
+        findings.errors.append(f"{found.share.sql(dialect=dialect)} is always 100 % of the rows: {where} keeps only "
+                               f"rows with {written}; take {written} out of {where} so the share is of all rows")
+        return
+
+
+def _restated(condition: exp.Expression, kept: Mapping[str, object], dialect: str) -> list[str]:
+    """The keys of the kept conditions `condition` restates: all of its ANDed parts (tests of NOT NULL aside), or
+    none when WHERE does not keep one of them."""
+    parts = [condition_key(p, dialect) for p in _conjuncts(condition) if not _tests_not_null(p)]
+    return parts if parts and all(part in kept for part in parts) else []
+
+
+def _tests_not_null(condition: exp.Expression) -> bool:
+    """Whether `condition` only tests that something is not NULL (`x IS NOT NULL`)."""
+    return isinstance(condition, exp.Not) and isinstance(condition.this.unnest(), exp.Is) and \
+        isinstance(condition.this.unnest().expression, exp.Null)
+
+
+def condition_key(condition: exp.Expression, dialect: str) -> str:
+    """A condition however written: `x = TRUE` and `x IS TRUE` are `x`; columns without their tables."""
+    condition = condition.unnest()
+    if isinstance(condition, (exp.EQ, exp.Is)):
+        sides = [condition.this, condition.expression]
+        others = [side for side in sides if not (isinstance(side, exp.Boolean) and side.this is True)]
+        if len(others) == 1:
+            condition = others[0]
+    return _bare_sql(condition, dialect)
 
 
 def _selects_with_kept_conditions(tree: exp.Expression) -> list[tuple[exp.Select, list[tuple[exp.Expression, str]]]]:
@@ -420,7 +460,7 @@ def _check_groups_shown(tree: exp.Expression, dialect: str, findings: Findings) 
                 "figure over all the groups, aggregate the grouped rows in an outer query")
 
 
-def _of_all_rows(part: exp.Expression, kept: set[str],
+def _of_all_rows(part: exp.Expression, kept: Mapping[str, object],
                  dialect: str) -> tuple[exp.Expression | None, exp.Expression | None]:
     """`part` (a share's numerator, or what AVG takes) counted over all rows where it counts by a condition WHERE
     keeps (`COUNTIF(c)` -> `COUNT(*)`, `IF(c, x, 0)` -> `x`), as `_as_count` reads it, and that condition; (None,
@@ -435,7 +475,7 @@ def _of_all_rows(part: exp.Expression, kept: set[str],
             condition, kept_value = node.this, node.args.get("true")
         elif isinstance(node, exp.Case) and len(node.args.get("ifs") or []) == 1 and _is_zero(node.args.get("default")):
             condition, kept_value = node.args["ifs"][0].this, node.args["ifs"][0].args.get("true")
-        if condition is not None and kept_value is not None and _bare_sql(condition, dialect) in kept:
+        if condition is not None and kept_value is not None and _restated(condition, kept, dialect):
             dropped.append(condition)
             return kept_value.copy()
         return node
@@ -445,8 +485,8 @@ def _of_all_rows(part: exp.Expression, kept: set[str],
 
 
 def _as_count(expression: exp.Expression) -> exp.Expression:
-    """An amount as the rows it counts: scaling by a number, casts and parentheses taken off, `SUM(1)` as
-    `COUNT(*)`."""
+    """An amount as the rows it counts: scaling by a number, casts and parentheses taken off, `SUM(1)` and
+    `COUNT(1)` as `COUNT(*)`."""
     expression = expression.unnest()
     while True:
         if isinstance(expression, exp.Mul) and isinstance(expression.this.unnest(), exp.Literal):
@@ -458,7 +498,8 @@ def _as_count(expression: exp.Expression) -> exp.Expression:
         else:
             break
     if isinstance(expression, exp.Sum) and isinstance(expression.this.unnest(), exp.Literal) and \
-            expression.this.unnest().name == "1":
+            expression.this.unnest().name == "1" or \
+            isinstance(expression, exp.Count) and isinstance(expression.this.unnest(), exp.Literal):
         return exp.Count(this=exp.Star())
     return expression
 
