@@ -436,6 +436,41 @@ def test_an_amount_compared_with_a_figure_meant_in_a_larger_unit_is_sent_back(sq
     assert "almost nothing" not in validate_sql(sql, schema).summary()  # no units given: nothing known about them
 
 
+SCALED = {"transactions.value": WEI["transactions.value"].model_copy(update={"scales": {"ETH": 1e18, "gwei": 1e9}})}
+
+
+@pytest.mark.parametrize("question, sql, flagged", [
+    # what the 1.5B model wrote for "how many transactions in the last 30 days moved more than 10 ETH?"
+    ("moved more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE value > 1000000000000000",
+     "value > 1000000000000000 compares transactions.value (wei) with 0.001 ETH, none of the amounts the question "
+     "gives (10 ETH): in wei, 10 ETH is 10 * 1e18"),
+    ("moved more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE value / 1e9 > 10",
+     "value / 1e9 > 10 compares transactions.value (wei) with 1e-08 ETH, none of the amounts the question gives "
+     "(10 ETH): in wei, 10 ETH is 10 * 1e18"),
+    ("holding at least 1,000.5 ETH", "SELECT hash FROM transactions GROUP BY hash HAVING SUM(value) >= 1e21",
+     "SUM(value) >= 1e21 compares transactions.value (wei) with 1000 ETH, none of the amounts the question gives "
+     "(1,000.5 ETH): in wei, 1,000.5 ETH is 1000.5 * 1e18"),
+    # the question's amount however the conversion is written, on either side; its other numbers; zero
+    ("moved more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE value > 10 * 1e18", None),
+    ("moved more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE 10 * POWER(10, 18) < value", None),
+    ("moved more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE CAST(value AS NUMERIC) / 1e18 > 10", None),
+    ("moved more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE value * 1e-18 > 10 AND value > 0", None),
+    ("between 0.1 and 1 ETH", "SELECT COUNT(*) FROM transactions WHERE value BETWEEN 0.1 * 1e18 AND 1e18", None),
+    ("32 ETH, i.e. 32,000,000,000 gwei", "SELECT COUNT(*) FROM transactions WHERE value / 1e9 >= 32000000000", None),
+    # no amount in the column's scales, a bound of a range in a histogram, almost nothing (another check's)
+    ("the top 10 transfers", "SELECT COUNT(*) FROM transactions WHERE value > 1e15", None),
+    ("under 1 ETH or more", "SELECT CASE WHEN value < 1e18 THEN 'a' WHEN value < 1e30 THEN 'b' END FROM transactions",
+     None),
+    ("more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE value > 10", None),
+])
+def test_an_amount_compared_with_none_of_the_questions_amounts_is_sent_back(question, sql, flagged):
+    schema = Schema([Table("transactions", [Column("hash", "STRING"), Column("value", "NUMERIC")])], "bigquery")
+    findings = validate_sql(sql, schema, shown_units=SCALED, question=question)
+    assert not internal_failures(findings), findings
+    assert [e for e in findings.errors if "none of the amounts" in e] == ([flagged] if flagged else []), findings
+    assert "none of the amounts" not in validate_sql(sql, schema, question=question).summary()
+
+
 def test_an_amount_in_its_base_unit_is_found_through_qualified_and_short_table_names(ethereum):
     units = {"transactions.value": WEI["transactions.value"]}
     for table in ("`bigquery-public-data.crypto_ethereum.transactions`", "transactions"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping, NamedTuple, TypeVar
@@ -66,9 +67,10 @@ def sqlglot_schema(schema: Schema) -> MappingSchema:
 
 
 def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = None,
-                 shown_units: Mapping[str, Unit] | None = None) -> Findings:
+                 shown_units: Mapping[str, Unit] | None = None, question: str = "") -> Findings:
     """Findings about a query, never an exception. `shown_units` maps "table.column" (lower case) to the column's
-    base unit (wei, how to show it in ETH, the least figure meant in it), from the domain's semantic layer.
+    base unit (wei, how to show it in ETH, the least figure meant in it, the scales amounts are written in), from the
+    domain's semantic layer; `question` is what the query answers, whose amounts its figures must be.
 
     SQL sqlglot cannot parse is a syntax error (whatever the parser raised: the guard would refuse the query anyway),
     and a check that fails inside (a bug, or a construct sqlglot cannot follow) is logged and becomes a warning while
@@ -107,6 +109,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     if shown_units:
         _guarded(findings, _check_raw_amounts, tree, schema, shown_units, findings)
         _guarded(findings, _check_amounts_against_tiny_figures, tree, schema, shown_units, findings)
+        _guarded(findings, _check_figures_the_question_gives, tree, schema, shown_units, question, findings)
     _guarded(findings, _check_joins, tree, schema, findings)
     _guarded(findings, _check_star, written, findings)
     _guarded(findings, _check_shortened_literals, written, findings)
@@ -696,6 +699,92 @@ def _check_amounts_against_tiny_figures(tree: exp.Expression, schema: Schema, sh
                             f"with {figure.sql(dialect=schema.dialect)} {unit.name}, almost nothing: convert the column "
                             f"to the figure's unit ({unit.conversion(column.name)})")
                         return  # one such finding is enough to send the query back
+
+
+#: A number as a question writes it: with thousands separated by commas, maybe with decimals.
+NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.]\w)")
+
+
+def _check_figures_the_question_gives(tree: exp.Expression, schema: Schema, shown_units: Mapping[str, Unit],
+                                      question: str, findings: Findings) -> None:
+    """An amount compared with a figure that is none of the question's numbers in the scales it writes amounts in,
+    when it writes one (`value > 1000000000000000` for "more than 10 ETH", a power of ten off; `value / 1e9 > 10`,
+    gwei for ETH): the filter keeps other rows, and nothing else looks wrong. The figure is read in the column's unit
+    through the conversion written on either side (`value / 1e18 > 10` is `value > 10 * 1e18`); zero is a bound in
+    any unit, and the question's other numbers count too ("0.1 to 1 ETH")."""
+    numbers = [float(n.replace(",", "")) for n in NUMBER.findall(question)]
+    for scope in traverse_scope(tree):
+        tables = _scope_tables(scope, schema)
+        for comparison in _own_nodes(scope, *WEIGHINGS):
+            if comparison.find_ancestor(exp.Case, exp.If, exp.CountIf):
+                continue  # a range's bound in a histogram may stand for none (`x < 1e30` for "or more")
+            for amount, figure in _weighed(comparison):
+                bound, scaled = _constant(figure), _scaled_column(amount)
+                found = _schema_column(scaled[0], tables) if scaled and bound else None
+                unit = shown_units.get(f"{found[0].name}.{found[1].name}".lower()) if found else None
+                given = _amounts_given(question, unit) if unit else []
+                if not given:
+                    continue
+                meant, scales = bound / scaled[1], {unit.scales[word] for _, word in given}
+                if any(math.isclose(meant, n * scale, rel_tol=1e-9) for n in numbers for scale in scales) or \
+                        unit.least_meant is not None and abs(meant) < unit.least_meant:
+                    continue  # one of the question's amounts, or almost nothing (the check above names that)
+                number, word = given[0]
+                scale = unit.scales[word]
+                findings.errors.append(
+                    f"{_unqualified_sql(comparison, schema.dialect)} compares {found[0].name}.{found[1].name} "
+                    f"({unit.name}) with {meant / scale:g} {word}, none of the amounts the question gives "
+                    f"({', '.join(f'{n} {w}' for n, w in given)}): in {unit.name}, {number} {word} is "
+                    f"{number.replace(',', '')} * {scale:.0e}".replace("e+", "e").replace("* 1e00", "* 1"))
+                return  # one such finding is enough to send the query back
+
+
+def _amounts_given(question: str, unit: Unit) -> list[tuple[str, str]]:
+    """The amounts `question` writes in one of the unit's scales ("10 ETH", "1,000 ether"): number and scale word as
+    the unit spells it."""
+    words = {word.lower(): word for word in unit.scales}
+    pattern = rf"({NUMBER.pattern})\s*({'|'.join(map(re.escape, words))})\b"
+    return [(match.group(1), words[match.group(2).lower()]) for match in re.finditer(pattern, question, re.IGNORECASE)]
+
+
+#: What a comparison may do to an amount and still weigh that amount: casts, aggregates, parentheses.
+WEIGHS_AN_AMOUNT = (exp.Paren, exp.Cast, exp.TryCast, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.AnyValue, exp.Round)
+
+
+def _scaled_column(node: exp.Expression) -> tuple[exp.Column, float] | None:
+    """The column `node` weighs and the number it is multiplied by on the way (`value / 1e18`: 1e-18); None for
+    anything but a column, cast, aggregated, multiplied or divided by constants."""
+    if isinstance(node, exp.Column):
+        return node, 1.0
+    if isinstance(node, WEIGHS_AN_AMOUNT):
+        return _scaled_column(node.this)
+    if isinstance(node, (exp.Mul, exp.Div)):
+        sides = [(node.this, node.expression)] + ([(node.expression, node.this)] if isinstance(node, exp.Mul) else [])
+        for inner, by in sides:
+            scaled, number = _scaled_column(inner), _constant(by)
+            if scaled and number:
+                return scaled[0], scaled[1] * number if isinstance(node, exp.Mul) else scaled[1] / number
+    return None
+
+
+def _constant(node: exp.Expression) -> float | None:
+    """The number a constant expression makes (`10 * 1e18`, `POWER(10, 18)`, `CAST(1e18 AS NUMERIC)`); None for
+    anything that reads a column or calls another function."""
+    if isinstance(node, (exp.Paren, exp.Cast, exp.TryCast)):
+        return _constant(node.this)
+    if isinstance(node, exp.Neg):
+        inner = _constant(node.this)
+        return -inner if inner is not None else None
+    if isinstance(node, (exp.Mul, exp.Div, exp.Add, exp.Sub, exp.Pow)):
+        left, right = _constant(node.this), _constant(node.expression)
+        if left is None or right is None or isinstance(node, exp.Div) and right == 0:
+            return None
+        try:
+            return {exp.Mul: left * right, exp.Div: left / right if right else 0.0, exp.Add: left + right,
+                    exp.Sub: left - right}.get(type(node)) if not isinstance(node, exp.Pow) else float(left ** right)
+        except OverflowError:
+            return None
+    return _figure(node)
 
 
 def _amounts_in_base_units(node: exp.Expression, tables: dict[str, Table],

@@ -103,6 +103,9 @@ class Unit(BaseModel):
     #: The smallest amount anyone means in this unit: a column compared with less (`eth_balance > 1000`) was compared
     #: with a figure in a larger unit (1,000 ETH); none: every figure may be meant.
     least_meant: float | None = None
+    #: The units a question writes amounts in ("10 ETH", "50 gwei"), each word (case-insensitive) with how many of this
+    #: unit one is: a column compared with a figure is compared with one of the question's amounts in one of them.
+    scales: dict[str, float] = {}
 
     def conversion(self, column: str) -> str:
         """How to show `column` in a readable unit, for a finding."""

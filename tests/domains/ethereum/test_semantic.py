@@ -405,6 +405,21 @@ def test_the_pipeline_sends_an_amount_shown_in_wei_to_revision(eth_engine):
     assert asked_in_wei.sql == wrong
 
 
+def test_the_pipeline_sends_an_amount_a_power_of_ten_off_the_questions_to_revision(eth_engine):
+    """What the 1.5B model wrote for "more than 10 ETH": a figure the wei unit's least amount lets pass, but none of
+    the question's amounts in ETH; the finding names the figure in wei."""
+    wrong = f"SELECT COUNT(*) AS transactions FROM {T} WHERE value > 1000000000000000 AND {LAST_7}"
+    right = f"SELECT COUNT(*) AS transactions FROM {T} WHERE value > 10 * 1e18 AND {LAST_7}"
+    model = ScriptedModel({"direct": f"```sql\n{wrong}\n```", "revise": f"```sql\n{right}\n```"})
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                                                             "answer": False})
+    result = ask("How many transactions in the last 7 days moved more than 10 ETH?", eth_engine, model=model,
+                 settings=settings)
+    assert result.sql == right
+    revise = next(r for r in model.requests if r.template == "revise")
+    assert "in wei, 10 ETH is 10 * 1e18" in revise.messages[-1][1]
+
+
 def test_every_column_alias_names_a_column_its_table_lacks_and_one_it_has(eth_engine):
     schema = eth_engine.schema()
     for table_name, aliases in LAYER.column_aliases.items():
