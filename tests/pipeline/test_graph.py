@@ -125,3 +125,13 @@ def test_a_share_filtered_to_what_it_counts_is_answered_among_all_rows(concert_d
                  settings=settings)
     assert result.sql == "SELECT COUNT(CASE WHEN Country = 'France' THEN 1 END) * 1.0 / COUNT(*) FROM singer"
     assert result.rows == [[4 / 6]] and [r.template for r in model.requests] == ["direct"]
+
+
+def test_a_limit_the_question_never_asks_for_leaves_the_answer(concert_db):
+    """The model ends a list with LIMIT 3 by habit: the question asks for every singer from France, and gets all 4."""
+    written = "SELECT Name FROM singer WHERE Country = 'France' ORDER BY Name LIMIT 3"
+    settings = get_settings().with_overrides(llm={"cache": False},
+                                             pipeline={"examples_k": 0, "value_retrieval": False, "answer": False})
+    result = ask("List the singers from France by name.", str(concert_db), method="pipeline",
+                 model=ScriptedModel({"direct": f"```sql\n{written}\n```"}), settings=settings)
+    assert result.sql == "SELECT Name FROM singer WHERE Country = 'France' ORDER BY Name" and len(result.rows) == 4

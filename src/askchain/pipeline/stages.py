@@ -28,6 +28,7 @@ from askchain.pipeline.aliases import own_column_names
 from askchain.pipeline.coverage import Coverage, coverage
 from askchain.pipeline.date_parts import extract_date_parts
 from askchain.pipeline.grounding import drop_unasked_constants, ungrounded_literals, unused_question_constants
+from askchain.pipeline.limits import drop_unasked_limit
 from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
 from askchain.pipeline.ranking import show_ranking_measure
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
@@ -279,16 +280,18 @@ def shorthands(run: Run) -> tuple[Shorthand, ...]:
 
 def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
     """Each candidate repaired before validation: date parts taken with functions the dialect lacks written as its
-    EXTRACT, a share's own condition taken out of WHERE (it made the share 1), and by the domain layer's rules:
-    shorthands expanded, column aliases renamed to the tables' own columns, addresses compared with 32-byte words
-    padded, a ranked answer's measure shown, conditions on a known constant the question does not call for dropped, a
-    time window written as the question's convention. Candidates are unchanged without validation (the methods that
-    measure the model alone)."""
+    EXTRACT, a share's own condition taken out of WHERE (it made the share 1), a LIMIT the question never asked for
+    dropped, and by the domain layer's rules: shorthands expanded, column aliases renamed to the tables' own columns,
+    addresses compared with 32-byte words padded, a ranked answer's measure shown, conditions on a known constant the
+    question does not call for dropped, a time window written as the question's convention. Candidates are unchanged
+    without validation (the methods that measure the model alone)."""
     if not run.settings.pipeline.validation:
         return lambda candidate: candidate
     layer = domain_layer(run) or Layer([])
+    question = asked(state["question"], run.hint)
     rules: list[Callable[[str], tuple[str, list[str]]]] = [lambda sql: extract_date_parts(sql, run.dialect),
-                                                           lambda sql: shares_among_all_rows(sql, run.dialect)]
+                                                           lambda sql: shares_among_all_rows(sql, run.dialect),
+                                                           lambda sql: drop_unasked_limit(sql, run.dialect, question)]
     if layer.shorthands:
         rules.append(lambda sql: expand_shorthands(sql, run.dialect, layer.shorthands))
     if layer.column_aliases:
@@ -300,8 +303,7 @@ def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
         rules.append(lambda sql: show_ranking_measure(sql, run.dialect, in_base_units))
     readings = state.get("definitions")
     if layer.grounded_literals and readings is not None:  # as in validation: entities looked up, or none grounds
-        rules.append(lambda sql: drop_unasked_constants(sql, run.dialect, layer.grounded_literals,
-                                                        asked(state["question"], run.hint), readings))
+        rules.append(lambda sql: drop_unasked_constants(sql, run.dialect, layer.grounded_literals, question, readings))
     if readings and any(reading.entry.condition for reading in readings):  # last: validation judges the rest
         times, validate = time_columns(run.schema), validator(run, state)
         rules.append(lambda sql: conform_windows(sql, run.dialect, times, readings, lambda text: validate(text).errors))
