@@ -181,6 +181,9 @@ YESTERDAY = "DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     ("Which address received the most Transfer events yesterday, decoding the receiver from topic 2?",
      f"SELECT logs.topics[SAFE_OFFSET(2)] AS receiver, COUNT(*) AS n FROM {L} WHERE {YESTERDAY} GROUP BY receiver",
      "CONCAT('0x', SUBSTR(topics[SAFE_OFFSET(2)], 27))"),
+    ("Which address received the most Transfer events yesterday, decoding the receiver from topic 2?",
+     f"SELECT SUBSTR(topics[SAFE_OFFSET(2)], 27) AS receiver, COUNT(*) AS n FROM {L} WHERE {YESTERDAY} "
+     "GROUP BY receiver ORDER BY n DESC LIMIT 1", "not its 40 hex digits alone"),
     ("How many function sighashes does the BAYC contract (0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d) expose?",
      f"SELECT COUNT(*) FROM {C} WHERE address = '0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d' "
      "AND '0xa9059cbb' NOT IN UNNEST(function_sighashes)", "ARRAY_LENGTH(function_sighashes)"),
