@@ -186,7 +186,10 @@ def test_generator_stats_count_right_and_only_right():
         ('Binder Error: Referenced column "x" not found in FROM clause!', False, 0, 3, "no-such-table-or-column"),
         ("only read-only queries are allowed, not DELETE", False, 0, 3, "refused"),
         ("empty SQL statement", False, 0, 3, "refused"),
+        ("Column 'tokens.total_supply' cannot be read: tokens is not in the FROM of that query; JOIN tokens to read "
+         "it", False, 0, 3, "no-such-table-or-column"),
         ("ambiguous column name: id", False, 0, 3, "runtime"),
+        ("Column 'id' is ambiguous: a and b both have it; qualify it (a.id or b.id)", False, 0, 3, "runtime"),
         ("Catalog Error: Scalar Function with name foo does not exist!", False, 0, 3, "runtime"),
     ],
 )

@@ -99,6 +99,14 @@ def test_validation_errors(schema, sql, expected):
      "Column 'Capacity' does not exist in singer"),
     ("SELECT Capacity FROM singer", "(Capacity is a column of stadium)"),
     ("SELECT count(*) FROM singers", "table singers does not exist; did you mean singer"),
+    # a column some table has, that the query cannot read: the fix named
+    ("SELECT Name FROM singer AS s JOIN stadium AS t ON s.Singer_ID = t.Stadium_ID",
+     "Column 'Name' is ambiguous: s and t both have it; qualify it (s.Name or t.Name)"),
+    ("SELECT singer.Name FROM concert", "Column 'singer.Name' cannot be read: singer is not in the FROM of that query; "
+     "JOIN singer to read it"),
+    ("SELECT T9.Name FROM singer", "Column 'T9.Name' cannot be read: that query has no table or alias named T9"),
+    ("WITH c AS (SELECT Singer_ID FROM singer) SELECT Country FROM c",
+     "Column 'Country' cannot be read: c does not select it; add it to the SELECT of c"),
     ("SELECT T1.Name FROM stadium AS T1 JOIN concert AS T2 ON T1.Stadium_ID = T2.Stadium_ID WHERE T1.Stadium_ID = 'x1'",
      "stadium.Stadium_ID holds numbers (INT), not text like 'x1'; filter on concert.Stadium_ID instead"),
 ])

@@ -25,7 +25,9 @@ ERROR_RULES: tuple[tuple[str, re.Pattern], ...] = tuple(
     for name, pattern in (
         ("timeout", r"time limit|timed? ?out|interrupted"),
         ("syntax", r"cannot parse|syntax error|parser error|incomplete input|unrecognized token"),
-        ("no-such-table-or-column", r"no such (table|column)|(table|column)\b.*\b(does not exist|not found)|referenced column"),
+        ("no-such-table-or-column",
+         r"no such (table|column)|(table|column)\b.*\b(does not exist|not found|cannot be read)"
+         r"|referenced column"),
         ("refused", r"not allowed|only read-only|exactly one statement|empty sql"),
     )
 )

@@ -196,7 +196,8 @@ def _unresolved_column(message: str, tree: exp.Expression, written: exp.Expressi
         return message.splitlines()[0].split(". Line:")[0]
     wanted = (found.group(1) or found.group(2)).lower()
     name = next((c.name for c in written.find_all(exp.Column) if c.name.lower() == wanted), wanted)
-    lacking = {}
+    lacking, reasons = {}, []
+    spelled = {identifier.name.lower(): identifier.name for identifier in written.find_all(exp.Identifier)}
     for scope in traverse_scope(tree):
         tables = _scope_tables(scope, schema)
         for column in scope.columns:
@@ -206,15 +207,46 @@ def _unresolved_column(message: str, tree: exp.Expression, written: exp.Expressi
             searched = [t for t in searched if t is not None]
             if searched and all(t.column(wanted) is None for t in searched):
                 lacking.update({t.name: t for t in searched})
+            reasons += filter(None, [_why_unreadable(scope, column, tables, schema, spelled)])
     text = f"Column '{name}' does not exist"
     if not lacking:
-        return text
+        return reasons[0] if reasons else text
     text += " in " + ", ".join(lacking)
     close = _did_you_mean(name, [c.name for t in lacking.values() for c in t.columns])
     owners = [t.name for t in schema.tables if t.column(wanted) is not None]
     if close or not owners:
         return text + close
     return text + f" ({name} is a column of {', '.join(owners[:3])})"
+
+
+def _why_unreadable(scope: Scope, column: exp.Column, tables: dict[str, Table], schema: Schema,
+                    spelled: Mapping[str, str]) -> str | None:
+    """Why a query cannot read a column that some table has, as a finding that names the fix: it names a table its
+    FROM lacks (`tokens.total_supply` beside `FROM contracts`), two of its tables have it (`block_timestamp` in a
+    join), or the CTE or subquery it reads does not pass it on; None for none of these. Names are given as
+    `spelled` in the query as written (lower case: its spelling)."""
+    def as_written(text: str) -> str:
+        return spelled.get(text.lower(), text)
+
+    name, owner = as_written(column.name), as_written(column.table)
+    sources = {alias.lower(): source for alias, source in scope.sources.items()}
+    if column.table and column.table.lower() not in sources:
+        table = schema.table(column.table)
+        return (f"Column '{owner}.{name}' cannot be read: {owner} is not in the FROM of that query; JOIN {owner} to "
+                "read it" if table is not None and table.column(name) is not None else
+                f"Column '{owner}.{name}' cannot be read: that query has no table or alias named {owner}")
+    if column.table:
+        return None
+    having = [as_written(alias) for alias, table in tables.items() if table.column(name) is not None]
+    if len(having) > 1:
+        return (f"Column '{name}' is ambiguous: {' and '.join(having)} both have it; qualify it ({having[0]}.{name} "
+                f"or {having[1]}.{name})")
+    derived = [as_written(alias) for alias, source in sources.items() if isinstance(source, Scope)
+               and isinstance(source.expression, exp.Select) and not having
+               and name.lower() not in {n.lower() for n in source.expression.named_selects}
+               and any(t.column(name) is not None for t in _scope_tables(source, schema).values())]
+    return (f"Column '{name}' cannot be read: {derived[0]} does not select it; add it to the SELECT of {derived[0]}"
+            if derived else None)
 
 
 def _scope_tables(scope, schema: Schema) -> dict:
