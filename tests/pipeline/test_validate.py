@@ -164,6 +164,10 @@ ARRAY_FINDING = "contracts.function_sighashes is an array (ARRAY<STRING>), not o
     ("SELECT COUNT(*) FROM contracts WHERE function_sighashes LIKE '%0x42842e0e%'", ARRAY_FINDING),
     ("SELECT COUNT(*) FROM contracts WHERE function_sighashes IN ('0xa9059cbb')", ARRAY_FINDING),
     ("SELECT c.address FROM contracts AS c WHERE c.function_sighashes <> '0x'", ARRAY_FINDING),
+    # read as text: what it wrote for "how many Transfer events had 4 topics?"
+    ("SELECT COUNT(CASE WHEN LENGTH(SUBSTRING(function_sighashes, 1, 1)) = 0 THEN 1 END) FROM contracts", ARRAY_FINDING),
+    ("SELECT UPPER(function_sighashes) FROM contracts", ARRAY_FINDING),
+    ("SELECT LOWER(function_sighashes[SAFE_OFFSET(0)]), LENGTH(address) FROM contracts", None),
     # elements reached through UNNEST, an offset or ARRAY_LENGTH are values
     ("SELECT COUNT(*) FROM contracts WHERE '0xa9059cbb' IN UNNEST(function_sighashes)", None),
     ("SELECT AVG(ARRAY_LENGTH(function_sighashes)) FROM contracts", None),

@@ -594,12 +594,14 @@ ARRAY_IDIOMS = {
     "postgres": ("'x' = ANY({col})", "cardinality({col})"),
 }
 #: Uses of an array column as if it were one value: compared, matched, or aggregated (counts rows, not elements).
-ARRAY_MISUSES = (*COMPARISONS, exp.Like, exp.ILike, exp.Count, exp.Min, exp.Max, exp.Sum, exp.Avg, exp.Distinct)
+ARRAY_MISUSES = (*COMPARISONS, exp.Like, exp.ILike, exp.Count, exp.Min, exp.Max, exp.Sum, exp.Avg, exp.Distinct,
+                 exp.Substring, exp.Lower, exp.Upper, exp.Left, exp.Right)
 
 
 def _check_arrays_as_values(tree: exp.Expression, schema: Schema, findings: Findings) -> None:
-    """An array column compared or aggregated as one value (`function_sighashes = '0xa9059cbb'`,
-    `COUNT(DISTINCT function_sighashes)`): the query fails, or counts rows where elements were meant. The finding
+    """An array column compared, aggregated or read as text as one value (`function_sighashes = '0xa9059cbb'`,
+    `COUNT(DISTINCT function_sighashes)`, `SUBSTRING(topics, 1, 1)`): the query fails, or counts rows where elements
+    were meant. The finding
     names the dialect's membership test and element count. Elements reached through UNNEST or an offset are values."""
     if schema.dialect not in ARRAY_IDIOMS:
         return
