@@ -30,6 +30,13 @@ LIST = "SELECT symbol, COUNT(*) AS n FROM tokens GROUP BY symbol HAVING COUNT(*)
      "COUNT(*) DESC LIMIT 10", None, None),
     ("Show a few examples of failed transactions.", "SELECT hash FROM transactions WHERE receipt_status = 0 LIMIT 5",
      None, None),
+    ("Which addresses received the most ETH yesterday?", "SELECT to_address FROM transactions GROUP BY 1 ORDER BY "
+     "SUM(value) DESC LIMIT 10", None, None),
+    ("What are the most recent transactions?", "SELECT hash FROM transactions ORDER BY block_timestamp DESC LIMIT 10",
+     None, None),
+    # a superlative that orders the whole list
+    ("Give every sender's fees, highest fees first.", "SELECT from_address FROM transactions ORDER BY 1 LIMIT 10",
+     "SELECT from_address FROM transactions ORDER BY 1", "dropped LIMIT 10: the question asks for every row, not 10"),
     ("List them.", "SELECT FROM LIMIT 5", None, None),  # unreadable
 ])
 def test_a_limit_the_question_never_asks_for_is_dropped(question, sql, expected, note):

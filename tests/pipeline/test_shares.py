@@ -34,6 +34,9 @@ NOTE = "dropped WHERE's {}: the share counts those rows among all of them, so WH
     ("SELECT COUNT(CASE WHEN a = 1 AND b = 2 THEN 1 END) * 100.0 / COUNT(*) FROM t WHERE a = 1 AND c = 3 AND b = 2",
      "sqlite", "SELECT COUNT(CASE WHEN a = 1 AND b = 2 THEN 1 END) * 100.0 / COUNT(*) FROM t WHERE c = 3",
      ["a = 1", "b = 2"]),
+    # a condition in parentheses of its own, inside the ANDs
+    ("SELECT COUNTIF((a AND b) AND x = 1) / COUNT(*) FROM t WHERE (a AND b) AND x = 1 AND y = 2", "bigquery",
+     "SELECT COUNTIF((a AND b) AND x = 1) / COUNT(*) FROM t WHERE y = 2", ["(a AND b)", "x = 1"]),
     # a share of a subset, asked for: the numerator counts by more than WHERE keeps
     ("SELECT COUNTIF(is_erc721 AND from_address = '0x0') / COUNT(*) FROM tt WHERE is_erc721", "bigquery", None, []),
     # the denominator counts under a condition of its own, or is a subquery: no share of all rows

@@ -107,6 +107,10 @@ def test_validation_errors(schema, sql, expected):
     ("SELECT T9.Name FROM singer", "Column 'T9.Name' cannot be read: that query has no table or alias named T9"),
     ("WITH c AS (SELECT Singer_ID FROM singer) SELECT Country FROM c",
      "Column 'Country' cannot be read: c does not select it; add it to the SELECT of c"),
+    ("SELECT x.Country FROM (SELECT Singer_ID FROM singer) AS x",
+     "Column 'Country' cannot be read: x does not select it; add it to the SELECT of x"),
+    ("SELECT singer.Name FROM singer AS s", "Column 'singer.Name' cannot be read: that query reads singer as s; write "
+     "s.Name"),
     ("SELECT T1.Name FROM stadium AS T1 JOIN concert AS T2 ON T1.Stadium_ID = T2.Stadium_ID WHERE T1.Stadium_ID = 'x1'",
      "stadium.Stadium_ID holds numbers (INT), not text like 'x1'; filter on concert.Stadium_ID instead"),
 ])
@@ -201,10 +205,19 @@ FAILED = "receipt_status = 0"
      f"WHERE {FAILED} GROUP BY transaction_type", f"SUM(CASE WHEN {FAILED} THEN 1 ELSE 0 END) * 1.0 / COUNT(*)"),
     # the condition qualified on one side only; a share as an average
     (f"SELECT AVG(IF(t.{FAILED}, 1, 0)) FROM transactions AS t WHERE {FAILED}", f"AVG(IF(t.{FAILED}, 1, 0))"),
-    # a condition of several parts WHERE keeps each of (a test of NOT NULL aside), `x = TRUE` as `x`, COUNT(1 or NULL)
-    (f"SELECT COUNTIF(value IS NOT NULL AND {FAILED} AND transaction_type = 2) / COUNT(*) FROM transactions "
-     f"WHERE transaction_type = 2 AND ({FAILED})",
-     f"COUNTIF(NOT value IS NULL AND {FAILED} AND transaction_type = 2) / COUNT(*)"),
+    # a condition of several parts WHERE keeps each of (a test of NOT NULL aside where no row is NULL: a compared
+    # column, an inner join's key), `x = TRUE` as `x`, COUNT(1 or NULL)
+    (f"SELECT COUNTIF(value IS NOT NULL AND value > 0 AND transaction_type = 2) / COUNT(*) FROM transactions "
+     f"WHERE transaction_type = 2 AND (value > 0)",
+     "COUNTIF(NOT value IS NULL AND value > 0 AND transaction_type = 2) / COUNT(*)"),
+    ("SELECT COUNTIF(t.value IS NOT NULL AND k.is_erc721) / COUNT(*) FROM transactions AS t JOIN tokens AS k "
+     "ON k.is_erc721 = t.value WHERE k.is_erc721",
+     "COUNTIF(NOT t.value IS NULL AND k.is_erc721) / COUNT(*)"),
+    # a NOT NULL test the rows may fail is a share of its own (transactions that are no contract creation), and a
+    # condition on another table's column of the same name
+    (f"SELECT COUNTIF(value IS NOT NULL AND {FAILED}) / COUNT(*) FROM transactions WHERE {FAILED}", None),
+    (f"SELECT COUNTIF(a.{FAILED}) / COUNT(*) FROM transactions AS a JOIN transactions AS b ON a.value = b.value "
+     f"WHERE b.{FAILED}", None),
     ("SELECT COUNT(CASE WHEN t.is_erc721 THEN 1 END) * 1.0 / COUNT(*) FROM tokens AS t WHERE t.is_erc721 = TRUE",
      "COUNT(CASE WHEN t.is_erc721 THEN 1 END) * 1.0 / COUNT(*)"),
     (f"SELECT COUNTIF({FAILED} AND transaction_type = 2) / COUNT(*) FROM transactions WHERE {FAILED}", None),
@@ -462,6 +475,10 @@ SCALED = {"transactions.value": WEI["transactions.value"].model_copy(update={"sc
     ("holding at least 1,000.5 ETH", "SELECT hash FROM transactions GROUP BY hash HAVING SUM(value) >= 1e21",
      "SUM(value) >= 1e21 compares transactions.value (wei) with 1000 ETH, none of the amounts the question gives "
      "(1,000.5 ETH): in wei, 1,000.5 ETH is 1000.5 * 1e18"),
+    # the amount named is the one the figure is closest to, in its own scale
+    ("more than 10 ETH with gas prices over 29.99 gwei", "SELECT COUNT(*) FROM transactions WHERE value > 3e10",
+     "value > 3e10 compares transactions.value (wei) with 30 gwei, none of the amounts the question gives "
+     "(10 ETH, 29.99 gwei): in wei, 29.99 gwei is 29.99 * 1e9"),
     # the question's amount however the conversion is written, on either side; its other numbers; zero
     ("moved more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE value > 10 * 1e18", None),
     ("moved more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE 10 * POWER(10, 18) < value", None),
@@ -474,6 +491,9 @@ SCALED = {"transactions.value": WEI["transactions.value"].model_copy(update={"sc
     ("under 1 ETH or more", "SELECT CASE WHEN value < 1e18 THEN 'a' WHEN value < 1e30 THEN 'b' END FROM transactions",
      None),
     ("more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE value > 10", None),
+    # arithmetic that makes no real number: no figure
+    ("more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE value > POWER(0, -1) OR value > POWER(-8, 0.5) "
+     "OR value * 1e-300 * 1e-300 > 1 OR value > 1e308 * 10", None),
 ])
 def test_an_amount_compared_with_none_of_the_questions_amounts_is_sent_back(question, sql, flagged):
     schema = Schema([Table("transactions", [Column("hash", "STRING"), Column("value", "NUMERIC")])], "bigquery")

@@ -17,6 +17,7 @@ import yaml
 
 from askchain.answer.shape import column, is_time, labels, measures, shorten, time_order
 from askchain.llm.base import ChatModel
+from askchain.numbers import NUMBER
 from askchain.prompts import load_prompt
 
 #: Rows and characters per cell shown to the model; the answer may only quote what it was shown.
@@ -26,8 +27,6 @@ MAX_TOKENS = 160
 #: Items a templated list names before pointing to the table.
 LIST_ROWS = 20
 
-# 1,234,567.89 or 1234.5 or 42; a leading minus is ignored (answers say "fell by 5" as often as "-5").
-_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w])")
 # Characters that would turn a value or a question's words into Markdown formatting.
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>~|])")
 
@@ -188,7 +187,7 @@ def unsupported_numbers(text: str, sources: Iterable[Any]) -> list[str]:
     """
     known = [n for source in sources for n in _numbers_in(source)]
     unsupported = []
-    for token in _NUMBER.findall(text):
+    for token in NUMBER.findall(text):
         written = decimal.Decimal(token.replace(",", ""))
         places = max(0, -written.as_tuple().exponent)
         if not any(_rounds_to(value, written, places) for value in known):
@@ -321,7 +320,7 @@ def _numbers_in(value: Any) -> list[decimal.Decimal]:
         except decimal.InvalidOperation:  # nan, inf
             return []
     text = value.isoformat() if isinstance(value, (dt.date, dt.datetime, dt.time)) else str(value)
-    return [decimal.Decimal(t.replace(",", "")) for t in _NUMBER.findall(text)]
+    return [decimal.Decimal(t.replace(",", "")) for t in NUMBER.findall(text)]
 
 
 def _rounds_to(value: decimal.Decimal, written: decimal.Decimal, places: int) -> bool:

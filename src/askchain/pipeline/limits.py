@@ -5,7 +5,7 @@ that differ only in that habit fall into different result groups at selection. T
 wants when it wants a number of them ("the top 5", "three oldest"): a LIMIT of more than one row on the outermost
 query, of a number the question never writes, is taken out where it is written. LIMIT 1 stays (a superlative asks for
 one row), as does a LIMIT with an OFFSET (a page), and one where the question leaves the count to the answer ("the
-top tokens", "a few examples")."""
+top tokens", "the most recent transactions", "a few examples")."""
 
 from __future__ import annotations
 
@@ -18,12 +18,16 @@ from sqlglot.tokens import TokenType
 
 from askchain.db.dialects import parse_one
 from askchain.generation.sql_text import apply_edits
+from askchain.numbers import NUMBER, value_of
 
 #: Numbers a question writes as words.
 NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
                 "eleven": 11, "twelve": 12, "dozen": 12, "fifteen": 15, "twenty": 20, "fifty": 50, "hundred": 100}
-#: Words that leave how many rows to the answer: a LIMIT then is the model's choice, kept.
-SOME_ROWS = re.compile(r"\b(top|a few|several|some|sample|samples|example|examples)\b", re.IGNORECASE)
+#: Words that leave how many rows to the answer ("a few examples", "the richest addresses"): a LIMIT then is the
+#: model's choice, kept; a superlative that only orders the list ("most reused first") asks for every row.
+SOME_ROWS = re.compile(r"\b(?:a few|several|some|samples?|examples?|top|most|least|recent|best|worst"
+                       r"|(?:larg|bigg|high|low|small|lat|new|old|busi|rich)est)\b(?!(?:\s+[\w-]+)?\s+first\b)",
+                       re.IGNORECASE)
 
 
 def drop_unasked_limit(sql: str, dialect: str, question: str) -> tuple[str, list[str]]:
@@ -52,7 +56,7 @@ def drop_unasked_limit(sql: str, dialect: str, question: str) -> tuple[str, list
                               f"dropped LIMIT {count.this}: the question asks for every row, not {count.this}")])
 
 
-def _numbers(question: str) -> set[int]:
-    """The whole numbers `question` writes, in digits (thousands separated by commas or not) or in words."""
-    written = {int(number.replace(",", "")) for number in re.findall(r"\b\d{1,3}(?:,\d{3})+\b|\b\d+\b", question)}
+def _numbers(question: str) -> set[float]:
+    """The numbers `question` writes, in digits or in words."""
+    written = {value_of(number) for number in NUMBER.findall(question)}
     return written | {value for word, value in NUMBER_WORDS.items() if re.search(rf"\b{word}\b", question, re.I)}

@@ -16,7 +16,7 @@ from sqlglot.errors import SqlglotError
 
 from askchain.db.dialects import parse_one
 from askchain.generation.sql_text import apply_edits, condition_span
-from askchain.pipeline.validate import condition_key, shares_of_the_filter
+from askchain.pipeline.validate import condition_key, conjuncts, shares_of_the_filter
 
 
 def shares_among_all_rows(sql: str, dialect: str) -> tuple[str, list[str]]:
@@ -44,7 +44,11 @@ def _drop_each(sql: str, dialect: str, at: int, keys: list[str]) -> tuple[str, l
     notes = []
     for key in keys:
         where = list(parse_one(sql, dialect).find_all(exp.Select))[at].args["where"]
-        condition = next(c for c in _written_conjuncts(where.this) if condition_key(c, dialect) == key)
+        condition = next((c for c in conjuncts(where.this) if condition_key(c, dialect) == key), None)
+        if condition is None:
+            return None
+        while isinstance(condition.parent, exp.Paren):  # as written, in its parentheses
+            condition = condition.parent
         anchor = next((node.meta["start"] for node in condition.find_all(exp.Identifier) if "start" in node.meta), -1)
         span = condition_span(Dialect.get_or_raise(dialect).tokenize(sql), condition, anchor, dialect)
         if span is None:
@@ -54,8 +58,3 @@ def _drop_each(sql: str, dialect: str, at: int, keys: list[str]) -> tuple[str, l
         notes += note
     return sql, notes
 
-
-def _written_conjuncts(node: exp.Expression) -> list[exp.Expression]:
-    """The conditions ANDed at the top of `node`, each as written (in its parentheses, if any)."""
-    inner = node.unnest()
-    return _written_conjuncts(inner.left) + _written_conjuncts(inner.right) if isinstance(inner, exp.And) else [node]

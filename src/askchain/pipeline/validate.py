@@ -23,6 +23,7 @@ from sqlglot.schema import MappingSchema
 from askchain.db.dialects import column_type, is_numeric, parse_one
 from askchain.db.schema import SHORTENED, Column, Schema, Table
 from askchain.errors import describe, first_line
+from askchain.numbers import NUMBER, value_of
 from askchain.semantic.layer import Unit
 
 log = logging.getLogger(__name__)
@@ -222,8 +223,8 @@ def _unresolved_column(message: str, tree: exp.Expression, written: exp.Expressi
 def _why_unreadable(scope: Scope, column: exp.Column, tables: dict[str, Table], schema: Schema,
                     spelled: Mapping[str, str]) -> str | None:
     """Why a query cannot read a column that some table has, as a finding that names the fix: it names a table its
-    FROM lacks (`tokens.total_supply` beside `FROM contracts`), two of its tables have it (`block_timestamp` in a
-    join), or the CTE or subquery it reads does not pass it on; None for none of these. Names are given as
+    FROM lacks (`tokens.total_supply` beside `FROM contracts`) or reads under an alias, two of its tables have it
+    (`block_timestamp` in a join), or the CTE or subquery it reads does not pass it on; None for none of these. Names are given as
     `spelled` in the query as written (lower case: its spelling)."""
     def as_written(text: str) -> str:
         return spelled.get(text.lower(), text)
@@ -231,18 +232,22 @@ def _why_unreadable(scope: Scope, column: exp.Column, tables: dict[str, Table], 
     name, owner = as_written(column.name), as_written(column.table)
     sources = {alias.lower(): source for alias, source in scope.sources.items()}
     if column.table and column.table.lower() not in sources:
+        aliases = [as_written(alias) for alias, source in sources.items()
+                   if isinstance(source, exp.Table) and source.name.lower() == column.table.lower()]
         table = schema.table(column.table)
+        if aliases:
+            return f"Column '{owner}.{name}' cannot be read: that query reads {owner} as {aliases[0]}; write " \
+                   f"{aliases[0]}.{name}"
         return (f"Column '{owner}.{name}' cannot be read: {owner} is not in the FROM of that query; JOIN {owner} to "
                 "read it" if table is not None and table.column(name) is not None else
                 f"Column '{owner}.{name}' cannot be read: that query has no table or alias named {owner}")
-    if column.table:
-        return None
     having = [as_written(alias) for alias, table in tables.items() if table.column(name) is not None]
-    if len(having) > 1:
+    if not column.table and len(having) > 1:
         return (f"Column '{name}' is ambiguous: {' and '.join(having)} both have it; qualify it ({having[0]}.{name} "
                 f"or {having[1]}.{name})")
-    derived = [as_written(alias) for alias, source in sources.items() if isinstance(source, Scope)
-               and isinstance(source.expression, exp.Select) and not having
+    read = {column.table.lower(): sources[column.table.lower()]} if column.table else {} if having else sources
+    derived = [as_written(alias) for alias, source in read.items() if isinstance(source, Scope)
+               and isinstance(source.expression, exp.Select)
                and name.lower() not in {n.lower() for n in source.expression.named_selects}
                and any(t.column(name) is not None for t in _scope_tables(source, schema).values())]
     return (f"Column '{name}' cannot be read: {derived[0]} does not select it; add it to the SELECT of {derived[0]}"
@@ -329,16 +334,16 @@ class FilteredShare(NamedTuple):
     """A share taken among rows that all meet the condition it counts by: always 1 (or 100 as a percentage)."""
     select: exp.Select
     share: exp.Expression
-    #: What the share counts by, as its numerator writes it.
-    condition: exp.Expression
-    #: The kept conditions that condition restates, each with the WHERE it comes from ("WHERE": the select's own).
+    #: The kept conditions the share's condition restates, each with the WHERE it comes from ("WHERE": the select's
+    #: own).
     restated: list[tuple[exp.Expression, str]]
 
 
 def shares_of_the_filter(tree: exp.Expression, dialect: str) -> Iterator[FilteredShare]:
     """Each share whose condition every row it reads already meets (`COUNTIF(c) / COUNT(*) ... WHERE c`, `AVG(IF(c,
-    1, 0))`, or WHERE c in the CTE it reads). A condition of several ANDed parts is met when WHERE keeps each of them
-    (a test that a column is not NULL aside); `x = TRUE` is `x`."""
+    1, 0))`, or WHERE c in the CTE it reads). A condition of several ANDed parts is met when WHERE keeps each of them,
+    a test that a column is not NULL aside where the rows cannot hold NULL there (an inner join's key, a column
+    compared elsewhere); `x = TRUE` is `x`."""
     for select, conditions in _selects_with_kept_conditions(tree):
         kept = {condition_key(c, dialect): (c, where) for c, where in conditions}
         if not kept:
@@ -349,11 +354,11 @@ def shares_of_the_filter(tree: exp.Expression, dialect: str) -> Iterator[Filtere
             part, whole = (share.this, None) if isinstance(share, exp.Avg) else _quotient(share) or (None, None)
             if part is None:
                 continue
-            counted, condition = _of_all_rows(part, kept, dialect)
+            counted, restated = _of_all_rows(part, kept, _never_null(select, conditions), dialect)
             constant = isinstance(counted, exp.Literal) if whole is None else (
                 counted is not None and _bare_sql(counted, dialect) == _bare_sql(_as_count(whole), dialect))
             if constant:
-                yield FilteredShare(select, share, condition, [kept[key] for key in _restated(condition, kept, dialect)])
+                yield FilteredShare(select, share, [kept[key] for key in restated])
 
 
 def _check_shares_of_the_filter(tree: exp.Expression, dialect: str, findings: Findings) -> None:
@@ -367,17 +372,52 @@ def _check_shares_of_the_filter(tree: exp.Expression, dialect: str, findings: Fi
         return
 
 
-def _restated(condition: exp.Expression, kept: Mapping[str, object], dialect: str) -> list[str]:
-    """The keys of the kept conditions `condition` restates: all of its ANDed parts (tests of NOT NULL aside), or
-    none when WHERE does not keep one of them."""
-    parts = [condition_key(p, dialect) for p in _conjuncts(condition) if not _tests_not_null(p)]
-    return parts if parts and all(part in kept for part in parts) else []
+def _restated(condition: exp.Expression, kept: Mapping[str, tuple[exp.Expression, str]], never_null: set[str],
+              dialect: str) -> list[str]:
+    """The keys of the kept conditions `condition` restates: all of its ANDed parts (tests of NOT NULL on a column
+    the rows never hold NULL in aside), or none when WHERE does not keep one of them. A part restates a condition
+    of the select's own WHERE only on the same tables, where both name theirs (`a.status = 1` is not `b.status = 1`)."""
+    parts = conjuncts(condition)
+    keys = []
+    for part in parts:
+        tested = _tested_not_null(part)
+        if tested is not None and tested.name.lower() in never_null | _compared_columns(parts):
+            continue
+        key = condition_key(part, dialect)
+        tables = (_tables_named(part), _tables_named(kept[key][0])) if key in kept else ()
+        if key not in kept or kept[key][1] == "WHERE" and all(tables) and tables[0] != tables[1]:
+            return []
+        keys.append(key)
+    return keys
 
 
-def _tests_not_null(condition: exp.Expression) -> bool:
-    """Whether `condition` only tests that something is not NULL (`x IS NOT NULL`)."""
-    return isinstance(condition, exp.Not) and isinstance(condition.this.unnest(), exp.Is) and \
-        isinstance(condition.this.unnest().expression, exp.Null)
+def _tested_not_null(condition: exp.Expression) -> exp.Column | None:
+    """The column `condition` only tests to be not NULL (`x IS NOT NULL`); None for any other condition."""
+    test = condition.this.unnest() if isinstance(condition, exp.Not) else None
+    column = test.this if isinstance(test, exp.Is) and isinstance(test.expression, exp.Null) else None
+    return column if isinstance(column, exp.Column) else None
+
+
+def _never_null(select: exp.Select, kept: list[tuple[exp.Expression, str]]) -> set[str]:
+    """The columns (lower-cased names) every row a select reads holds a value in: the keys of its inner joins and the
+    columns its kept conditions compare."""
+    found = set()
+    for join in select.args.get("joins") or []:
+        if not join.args.get("side") and join.args.get("on") is not None:
+            found |= {c.name.lower() for eq in join.args["on"].find_all(exp.EQ) for c in (eq.left, eq.right)
+                      if isinstance(c, exp.Column)}
+    return found | _compared_columns([condition for condition, _ in kept])
+
+
+def _compared_columns(conditions: list[exp.Expression]) -> set[str]:
+    """The columns (lower-cased names) these conditions compare as they stand: a row they keep has a value there."""
+    return {side.name.lower() for condition in conditions if isinstance(condition, COMPARISONS)
+            for side in (condition.this, condition.args.get("expression")) if isinstance(side, exp.Column)}
+
+
+def _tables_named(condition: exp.Expression) -> set[str]:
+    """The tables (or aliases) a condition's columns name, lower case; empty when it names none."""
+    return {column.table.lower() for column in condition.find_all(exp.Column) if column.table}
 
 
 def condition_key(condition: exp.Expression, dialect: str) -> str:
@@ -404,7 +444,7 @@ def _selects_with_kept_conditions(tree: exp.Expression) -> list[tuple[exp.Select
 def _own_conditions(select: exp.Select) -> list[tuple[exp.Expression, str]]:
     """The conditions a SELECT's own WHERE keeps, each with that origin."""
     where = select.args.get("where")
-    return [(c, "WHERE") for c in _conjuncts(where.this)] if where else []
+    return [(c, "WHERE") for c in conjuncts(where.this)] if where else []
 
 
 def _kept_conditions(scope: Scope) -> list[tuple[exp.Expression, str]]:
@@ -495,12 +535,12 @@ def _check_groups_shown(tree: exp.Expression, dialect: str, findings: Findings) 
                 "figure over all the groups, aggregate the grouped rows in an outer query")
 
 
-def _of_all_rows(part: exp.Expression, kept: Mapping[str, object],
-                 dialect: str) -> tuple[exp.Expression | None, exp.Expression | None]:
+def _of_all_rows(part: exp.Expression, kept: Mapping[str, tuple[exp.Expression, str]], never_null: set[str],
+                 dialect: str) -> tuple[exp.Expression | None, list[str]]:
     """`part` (a share's numerator, or what AVG takes) counted over all rows where it counts by a condition WHERE
-    keeps (`COUNTIF(c)` -> `COUNT(*)`, `IF(c, x, 0)` -> `x`), as `_as_count` reads it, and that condition; (None,
-    None) when it counts by no kept condition."""
-    dropped: list[exp.Expression] = []
+    keeps (`COUNTIF(c)` -> `COUNT(*)`, `IF(c, x, 0)` -> `x`), as `_as_count` reads it, and the keys of the kept
+    conditions the first such condition restates; (None, []) when it counts by no kept condition."""
+    restated: list[list[str]] = []
 
     def drop(node: exp.Expression) -> exp.Expression:
         condition, kept_value = None, None
@@ -510,13 +550,14 @@ def _of_all_rows(part: exp.Expression, kept: Mapping[str, object],
             condition, kept_value = node.this, node.args.get("true")
         elif isinstance(node, exp.Case) and len(node.args.get("ifs") or []) == 1 and _is_zero(node.args.get("default")):
             condition, kept_value = node.args["ifs"][0].this, node.args["ifs"][0].args.get("true")
-        if condition is not None and kept_value is not None and _restated(condition, kept, dialect):
-            dropped.append(condition)
+        keys = _restated(condition, kept, never_null, dialect) if condition is not None else []
+        if keys and kept_value is not None:
+            restated.append(keys)
             return kept_value.copy()
         return node
 
     counted = _as_count(part.copy().transform(drop))
-    return (counted, dropped[0]) if dropped else (None, None)
+    return (counted, restated[0]) if restated else (None, [])
 
 
 def _as_count(expression: exp.Expression) -> exp.Expression:
@@ -544,7 +585,8 @@ def _is_zero(expression: exp.Expression | None) -> bool:
         isinstance(expression, exp.Literal) and expression.name in {"0", "0.0"}
 
 
-def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+def conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+    """The conditions ANDed at the top of `condition`, parentheses around each taken off."""
     condition = condition.unnest()
     return [c.unnest() for c in condition.flatten()] if isinstance(condition, exp.And) else [condition]
 
@@ -666,7 +708,7 @@ def _check_nulls_an_inner_join_drops(tree: exp.Expression, findings: Findings) -
             on = join.args.get("on")
             if join.side or join.kind not in ("", "INNER") or on is None:
                 continue
-            for condition in _conjuncts(on):
+            for condition in conjuncts(on):
                 if isinstance(condition, exp.EQ):
                     keys.update((side.table.lower(), side.name.lower())
                                 for side in (condition.left, condition.right) if isinstance(side, exp.Column))
@@ -735,10 +777,6 @@ def _check_amounts_against_tiny_figures(tree: exp.Expression, schema: Schema, sh
                         return  # one such finding is enough to send the query back
 
 
-#: A number as a question writes it: with thousands separated by commas, maybe with decimals.
-NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.]\w)")
-
-
 def _check_figures_the_question_gives(tree: exp.Expression, schema: Schema, shown_units: Mapping[str, Unit],
                                       question: str, findings: Findings) -> None:
     """An amount compared with a figure that is none of the question's numbers in the scales it writes amounts in,
@@ -746,7 +784,7 @@ def _check_figures_the_question_gives(tree: exp.Expression, schema: Schema, show
     gwei for ETH): the filter keeps other rows, and nothing else looks wrong. The figure is read in the column's unit
     through the conversion written on either side (`value / 1e18 > 10` is `value > 10 * 1e18`); zero is a bound in
     any unit, and the question's other numbers count too ("0.1 to 1 ETH")."""
-    numbers = [float(n.replace(",", "")) for n in NUMBER.findall(question)]
+    numbers = [value_of(n) for n in NUMBER.findall(question)]
     for scope in traverse_scope(tree):
         tables = _scope_tables(scope, schema)
         for comparison in _own_nodes(scope, *WEIGHINGS):
@@ -759,26 +797,40 @@ def _check_figures_the_question_gives(tree: exp.Expression, schema: Schema, show
                 given = _amounts_given(question, unit) if unit else []
                 if not given:
                     continue
-                meant, scales = bound / scaled[1], {unit.scales[word] for _, word in given}
-                if any(math.isclose(meant, n * scale, rel_tol=1e-9) for n in numbers for scale in scales) or \
-                        unit.least_meant is not None and abs(meant) < unit.least_meant:
+                meant = bound / scaled[1]
+                if any(math.isclose(meant, n * unit.scales[word], rel_tol=1e-9) for n in numbers for _, word in given) \
+                        or unit.least_meant is not None and abs(meant) < unit.least_meant:
                     continue  # one of the question's amounts, or almost nothing (the check above names that)
-                number, word = given[0]
-                scale = unit.scales[word]
+                number, word = min(given, key=lambda amount: _orders_apart(meant, value_of(amount[0]) *
+                                                                          unit.scales[amount[1]]))
                 findings.errors.append(
                     f"{_unqualified_sql(comparison, schema.dialect)} compares {found[0].name}.{found[1].name} "
-                    f"({unit.name}) with {meant / scale:g} {word}, none of the amounts the question gives "
+                    f"({unit.name}) with {meant / unit.scales[word]:g} {word}, none of the amounts the question gives "
                     f"({', '.join(f'{n} {w}' for n, w in given)}): in {unit.name}, {number} {word} is "
-                    f"{number.replace(',', '')} * {scale:.0e}".replace("e+", "e").replace("* 1e00", "* 1"))
+                    f"{number.replace(',', '')} * {_written_scale(unit.scales[word])}")
                 return  # one such finding is enough to send the query back
 
 
 def _amounts_given(question: str, unit: Unit) -> list[tuple[str, str]]:
     """The amounts `question` writes in one of the unit's scales ("10 ETH", "1,000 ether"): number and scale word as
-    the unit spells it."""
+    the unit spells it; none for a unit without scales."""
+    if not unit.scales:
+        return []
     words = {word.lower(): word for word in unit.scales}
-    pattern = rf"({NUMBER.pattern})\s*({'|'.join(map(re.escape, words))})\b"
-    return [(match.group(1), words[match.group(2).lower()]) for match in re.finditer(pattern, question, re.IGNORECASE)]
+    pattern = rf"(?P<number>{NUMBER.pattern})\s*(?P<word>{'|'.join(map(re.escape, words))})\b"
+    return [(match["number"], words[match["word"].lower()])
+            for match in re.finditer(pattern, question, re.IGNORECASE)]
+
+
+def _orders_apart(one: float, other: float) -> float:
+    """How many powers of ten apart two figures are (the finding names the amount the figure is closest to)."""
+    return abs(math.log10(abs(one) / abs(other))) if one and other else math.inf
+
+
+def _written_scale(scale: float) -> str:
+    """A scale as a query writes it: a power of ten as `1e18`, any other number as itself."""
+    power = math.log10(scale) if scale > 0 else 0.5
+    return f"1e{round(power)}" if power.is_integer() and power >= 3 else f"{scale:g}"
 
 
 #: What a comparison may do to an amount and still weigh that amount: casts, aggregates, parentheses.
@@ -786,8 +838,8 @@ WEIGHS_AN_AMOUNT = (exp.Paren, exp.Cast, exp.TryCast, exp.Sum, exp.Avg, exp.Min,
 
 
 def _scaled_column(node: exp.Expression) -> tuple[exp.Column, float] | None:
-    """The column `node` weighs and the number it is multiplied by on the way (`value / 1e18`: 1e-18); None for
-    anything but a column, cast, aggregated, multiplied or divided by constants."""
+    """The column `node` weighs and the (non-zero) number it is multiplied by on the way (`value / 1e18`: 1e-18);
+    None for anything but a column, cast, aggregated, multiplied or divided by constants."""
     if isinstance(node, exp.Column):
         return node, 1.0
     if isinstance(node, WEIGHS_AN_AMOUNT):
@@ -796,28 +848,33 @@ def _scaled_column(node: exp.Expression) -> tuple[exp.Column, float] | None:
         sides = [(node.this, node.expression)] + ([(node.expression, node.this)] if isinstance(node, exp.Mul) else [])
         for inner, by in sides:
             scaled, number = _scaled_column(inner), _constant(by)
-            if scaled and number:
-                return scaled[0], scaled[1] * number if isinstance(node, exp.Mul) else scaled[1] / number
+            factor = (scaled[1] * number if isinstance(node, exp.Mul) else scaled[1] / number) if scaled and number \
+                else 0.0
+            if factor and math.isfinite(factor):
+                return scaled[0], factor
     return None
 
 
+#: The arithmetic a constant expression may hold.
+ARITHMETIC = {exp.Mul: lambda a, b: a * b, exp.Div: lambda a, b: a / b, exp.Add: lambda a, b: a + b,
+              exp.Sub: lambda a, b: a - b, exp.Pow: lambda a, b: a ** b}
+
+
 def _constant(node: exp.Expression) -> float | None:
-    """The number a constant expression makes (`10 * 1e18`, `POWER(10, 18)`, `CAST(1e18 AS NUMERIC)`); None for
-    anything that reads a column or calls another function."""
+    """The (finite, real) number a constant expression makes (`10 * 1e18`, `POWER(10, 18)`, `CAST(1e18 AS
+    NUMERIC)`); None for anything that reads a column or calls another function."""
     if isinstance(node, (exp.Paren, exp.Cast, exp.TryCast)):
         return _constant(node.this)
     if isinstance(node, exp.Neg):
         inner = _constant(node.this)
         return -inner if inner is not None else None
-    if isinstance(node, (exp.Mul, exp.Div, exp.Add, exp.Sub, exp.Pow)):
+    if type(node) in ARITHMETIC:
         left, right = _constant(node.this), _constant(node.expression)
-        if left is None or right is None or isinstance(node, exp.Div) and right == 0:
-            return None
         try:
-            return {exp.Mul: left * right, exp.Div: left / right if right else 0.0, exp.Add: left + right,
-                    exp.Sub: left - right}.get(type(node)) if not isinstance(node, exp.Pow) else float(left ** right)
-        except OverflowError:
+            value = ARITHMETIC[type(node)](left, right) if left is not None and right is not None else None
+        except (ArithmeticError, ValueError):
             return None
+        return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
     return _figure(node)
 
 
