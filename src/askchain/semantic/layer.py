@@ -208,20 +208,24 @@ class Layer:
 
     def match(self, question: str, limit: int = 8) -> list[Reading]:
         """The entries `question` calls for, in the order they appear in it; the longest match wins a span (the
-        first entry on a tie), so "ETH burned" is not also read as "ETH", and an entry yields to those it names."""
-        found: list[tuple[int, int, Reading]] = []
+        first entry on a tie), so "ETH burned" is not also read as "ETH", and an entry yields to those it names. An
+        entry is read where its first pattern that matches first matches. A convention whose match lies inside
+        another entry's span is read at its next match ("what share of ETH ...? Fraction between 0 and 1" asks for a
+        share of ETH and for a fraction); a metric's later mention is the same thing again ("blob fees ... highest
+        fees first" is no transaction fee)."""
+        first: list[tuple[int, int, Reading]] = []
+        later: list[tuple[int, int, Reading]] = []
         for entry, patterns in self._terms:
-            for pattern in patterns:
-                hit = pattern.search(question)
-                if hit:
-                    values = {k: v for k, v in hit.groupdict().items() if v is not None}
-                    found.append((hit.start(), hit.end(), Reading(entry, values)))
-                    break
+            hits = [hit for pattern in patterns for hit in pattern.finditer(question)]
+            for i, hit in enumerate(hits if entry.kind == "convention" else hits[:1]):
+                values = {k: v for k, v in hit.groupdict().items() if v is not None}
+                (later if i else first).append((hit.start(), hit.end(), Reading(entry, values)))
         chosen: list[tuple[int, int, Reading]] = []
-        for start, end, reading in sorted(found, key=lambda f: (-(f[1] - f[0]), f[0])):
-            inside = any(s <= start and end <= e for s, e, _ in chosen)
-            if not inside and all(r.entry.name != reading.entry.name for _, _, r in chosen):
-                chosen.append((start, end, reading))
+        for found in (first, later):
+            for start, end, reading in sorted(found, key=lambda f: (-(f[1] - f[0]), f[0])):
+                inside = any(s <= start and end <= e for s, e, _ in chosen)
+                if not inside and all(r.entry.name != reading.entry.name for _, _, r in chosen):
+                    chosen.append((start, end, reading))
         names = {reading.entry.name for _, _, reading in chosen}
         return [reading for _, _, reading in sorted(chosen, key=lambda c: c[0])
                 if not names.intersection(reading.entry.yields_to)][:limit]

@@ -61,6 +61,10 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("Give a histogram of blocks by gas used", {"ranges", "gas_used"}),
     ("How many transfers moved 1 to 10 ETH?", set()),  # one range is a filter, not a histogram
     ("How much ETH did each sender pay in blob fees?", {"blob"}),  # not also a transaction fee
+    ("How much ETH did each sender pay in blob fees? Highest fees first.", {"blob"}),  # the blob fees again
+    # a convention inside another entry's phrase, asked again later: a share of ETH, as a fraction
+    ("What share of all ETH do the top 100 addresses hold? Fraction between 0 and 1.",
+     {"share_of_eth", "top_n", "share"}),
     ("What was the average blob gas price in gwei?", {"average", "blob", "gwei"}),  # not the gas price
     ("What share of type-2 transactions set a max priority fee of zero?", {"share", "transaction_type", "fee_caps"}),
     ("How many type 2 transactions were sent yesterday?", {"transaction_type", "yesterday"}),
