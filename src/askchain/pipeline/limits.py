@@ -37,7 +37,6 @@ def drop_unasked_limit(sql: str, dialect: str, question: str) -> tuple[str, list
         return sql, []
     try:
         tree = parse_one(sql, dialect)
-        tokens = Dialect.get_or_raise(dialect).tokenize(sql)
     except SqlglotError:
         return sql, []
     limit = tree.args.get("limit") if tree is not None else None
@@ -45,6 +44,7 @@ def drop_unasked_limit(sql: str, dialect: str, question: str) -> tuple[str, list
     if count is None or not count.is_int or count.to_py() <= 1 or tree.args.get("offset") or \
             count.to_py() in _numbers(question):
         return sql, []
+    tokens = Dialect.get_or_raise(dialect).tokenize(sql)  # it parsed: it tokenizes
     depth, at = 0, None
     for i, token in enumerate(tokens):
         depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)

@@ -224,8 +224,8 @@ def _why_unreadable(scope: Scope, column: exp.Column, tables: dict[str, Table], 
                     spelled: Mapping[str, str]) -> str | None:
     """Why a query cannot read a column that some table has, as a finding that names the fix: it names a table its
     FROM lacks (`tokens.total_supply` beside `FROM contracts`) or reads under an alias, two of its tables have it
-    (`block_timestamp` in a join), or the CTE or subquery it reads does not pass it on; None for none of these. Names are given as
-    `spelled` in the query as written (lower case: its spelling)."""
+    (`block_timestamp` in a join), or the CTE or subquery it reads does not pass it on; None for none of these. Names
+    are given as `spelled` in the query as written (lower case: its spelling)."""
     def as_written(text: str) -> str:
         return spelled.get(text.lower(), text)
 
@@ -401,12 +401,7 @@ def _tested_not_null(condition: exp.Expression) -> exp.Column | None:
 def _never_null(select: exp.Select, kept: list[tuple[exp.Expression, str]]) -> set[str]:
     """The columns (lower-cased names) every row a select reads holds a value in: the keys of its inner joins and the
     columns its kept conditions compare."""
-    found = set()
-    for join in select.args.get("joins") or []:
-        if not join.args.get("side") and join.args.get("on") is not None:
-            found |= {c.name.lower() for eq in join.args["on"].find_all(exp.EQ) for c in (eq.left, eq.right)
-                      if isinstance(c, exp.Column)}
-    return found | _compared_columns([condition for condition, _ in kept])
+    return {name for _, name in _inner_join_keys(select)} | _compared_columns([condition for condition, _ in kept])
 
 
 def _compared_columns(conditions: list[exp.Expression]) -> set[str]:
@@ -695,23 +690,30 @@ def _check_literal_shapes(tree: exp.Expression, schema: Schema, findings: Findin
                 return  # one such finding is enough to send the query back
 
 
+def _inner_join_keys(select: exp.Expression) -> set[tuple[str, str]]:
+    """The columns (table, name; lower case) a select's inner joins match on with `=`: no row it reads is NULL there.
+    None when a right or full join brings unmatched rows back."""
+    joins = select.args.get("joins") or []
+    if any(join.side in ("RIGHT", "FULL") for join in joins):
+        return set()
+    keys = set()
+    for join in joins:
+        on = join.args.get("on")
+        if join.side or join.kind not in ("", "INNER") or on is None:
+            continue
+        for condition in conjuncts(on):
+            if isinstance(condition, exp.EQ):
+                keys.update((side.table.lower(), side.name.lower())
+                            for side in (condition.left, condition.right) if isinstance(side, exp.Column))
+    return keys
+
+
 def _check_nulls_an_inner_join_drops(tree: exp.Expression, findings: Findings) -> None:
     """`x IS NULL` on a column an inner join matches on is never true: the join keeps only the rows where x found a
     match (`COUNTIF(tx.to_address IS NULL)` after `JOIN contracts c ON c.address = tx.to_address` counts nothing).
     The rows without a match are kept by a LEFT JOIN."""
     for scope in traverse_scope(tree):
-        joins = scope.expression.args.get("joins") or []
-        if any(join.side in ("RIGHT", "FULL") for join in joins):
-            continue  # a right or full join brings unmatched rows back
-        keys = set()
-        for join in joins:
-            on = join.args.get("on")
-            if join.side or join.kind not in ("", "INNER") or on is None:
-                continue
-            for condition in conjuncts(on):
-                if isinstance(condition, exp.EQ):
-                    keys.update((side.table.lower(), side.name.lower())
-                                for side in (condition.left, condition.right) if isinstance(side, exp.Column))
+        keys = _inner_join_keys(scope.expression)
         if not keys:
             continue
         for test in _own_nodes(scope, exp.Is):
