@@ -423,7 +423,7 @@ def test_an_amount_shown_in_its_base_unit_is_sent_back(sql, expected):
         Table("blocks", [Column("number", "INT64"), Column("timestamp", "TIMESTAMP"), Column("miner", "STRING"),
                          Column("base_fee_per_gas", "INT64")]),
     ], "bigquery")
-    findings = validate_sql(sql, schema, shown_units=WEI)
+    findings = validate_sql(sql, schema, units=WEI)
     assert not internal_failures(findings), findings
     assert [e for e in findings.errors if " is in wei" in e] == ([expected] if expected else []), findings
     assert " is in wei" not in validate_sql(sql, schema).summary()  # no units given: nothing known about them
@@ -453,7 +453,7 @@ def test_an_amount_compared_with_a_figure_meant_in_a_larger_unit_is_sent_back(sq
         Table("transactions", [Column("hash", "STRING"), Column("value", "NUMERIC"), Column("gas_used", "INT64")]),
         Table("blocks", [Column("number", "INT64"), Column("base_fee_per_gas", "INT64")]),
     ], "bigquery")
-    findings = validate_sql(sql, schema, shown_units=WEI)
+    findings = validate_sql(sql, schema, units=WEI)
     assert not internal_failures(findings), findings
     tiny = [e for e in findings.errors if "almost nothing" in e]
     assert len(tiny) == (1 if flagged else 0), findings
@@ -497,7 +497,7 @@ SCALED = {"transactions.value": WEI["transactions.value"].model_copy(update={"sc
 ])
 def test_an_amount_compared_with_none_of_the_questions_amounts_is_sent_back(question, sql, flagged):
     schema = Schema([Table("transactions", [Column("hash", "STRING"), Column("value", "NUMERIC")])], "bigquery")
-    findings = validate_sql(sql, schema, shown_units=SCALED, question=question)
+    findings = validate_sql(sql, schema, units=SCALED, question=question)
     assert not internal_failures(findings), findings
     assert [e for e in findings.errors if "none of the amounts" in e] == ([flagged] if flagged else []), findings
     assert "none of the amounts" not in validate_sql(sql, schema, question=question).summary()
@@ -506,7 +506,45 @@ def test_an_amount_compared_with_none_of_the_questions_amounts_is_sent_back(ques
 def test_an_amount_in_its_base_unit_is_found_through_qualified_and_short_table_names(ethereum):
     units = {"transactions.value": WEI["transactions.value"]}
     for table in ("`bigquery-public-data.crypto_ethereum.transactions`", "transactions"):
-        assert validate_sql(f"SELECT SUM(value) FROM {table}", ethereum, shown_units=units).errors == [WEI_FINDING]
+        assert validate_sql(f"SELECT SUM(value) FROM {table}", ethereum, units=units).errors == [WEI_FINDING]
+
+
+GWEI = {"blocks.withdrawals.amount": Unit(name="gwei", columns=("blocks.withdrawals.amount",),
+                                         shown_as="show ETH as CAST({column} AS NUMERIC) / 1e9", asked_for="gwei",
+                                         least_meant=1000, scales={"ETH": 1e9, "gwei": 1})}
+WITHDRAWALS = Schema([Table("blocks", [
+    Column("number", "INT64"), Column("timestamp", "TIMESTAMP"),
+    Column("withdrawals", "ARRAY<STRUCT<index INT64, validator_index INT64, address STRING, amount STRING>>")])],
+    "bigquery")
+
+
+@pytest.mark.parametrize("question, sql, found", [
+    # a field of an UNNESTed struct array is a column like any other: shown raw, compared with a figure too small
+    # or with none of the question's amounts
+    ("How much ETH was withdrawn yesterday?", "SELECT SUM(CAST(w.amount AS NUMERIC)) FROM blocks, UNNEST(withdrawals) "
+     "AS w", "blocks.withdrawals.amount is in gwei: show ETH as CAST(amount AS NUMERIC) / 1e9"),
+    ("withdrawals of at least 32 ETH", "SELECT COUNT(*) FROM blocks AS b JOIN UNNEST(b.withdrawals) AS w ON TRUE "
+     "WHERE CAST(w.amount AS INT64) >= 32", "CAST(w.amount AS INT64) >= 32 compares blocks.withdrawals.amount, an "
+     "amount in gwei, with 32 gwei, almost nothing"),
+    # what the 1.5B model wrote for "full validator exits (withdrawals of at least 32 ETH, i.e. 32,000,000,000 gwei)"
+    ("withdrawals of at least 32 ETH, i.e. 32,000,000,000 gwei", "SELECT COUNT(*) FROM blocks, UNNEST(withdrawals) AS"
+     " w WHERE CAST(w.amount AS NUMERIC) / 1e9 >= 32000000000", "CAST(w.amount AS NUMERIC) / 1e9 >= 32000000000 "
+     "compares blocks.withdrawals.amount (gwei) with 3.2e+10 ETH, none of the amounts the question gives (32 ETH, "
+     "32,000,000,000 gwei): in gwei, 32 ETH is 32 * 1e9"),
+    # converted, or compared with the question's amount in either scale: nothing to say
+    ("How much ETH was withdrawn?", "SELECT SUM(CAST(w.amount AS NUMERIC)) / 1e9 FROM blocks, UNNEST(withdrawals) AS w",
+     None),
+    ("at least 32 ETH", "SELECT COUNT(*) FROM blocks, UNNEST(withdrawals) AS w WHERE CAST(w.amount AS INT64) >= 32e9",
+     None),
+    ("at least 32 ETH", "SELECT COUNT(*) FROM blocks, UNNEST(withdrawals) AS w WHERE CAST(w.amount AS NUMERIC) / 1e9 "
+     ">= 32", None),
+    ("How many withdrawals?", "SELECT COUNT(*) FROM blocks, UNNEST(withdrawals) AS w WHERE w.validator_index > 5", None),
+])
+def test_an_amount_in_a_struct_array_is_judged_through_unnest(question, sql, found):
+    findings = validate_sql(sql, WITHDRAWALS, units=GWEI, question=question)
+    assert not internal_failures(findings), findings
+    judged = [e for e in findings.errors if "blocks.withdrawals.amount" in e]
+    assert [e.split(": convert")[0] for e in judged] == ([found] if found else []), findings
 
 
 @pytest.mark.parametrize("dialect, type_text, fix", [

@@ -114,9 +114,9 @@ def test_units_say_how_to_show_their_columns_unless_the_question_asks_for_the_un
                           "    shown_as: 'show ETH as {column} / 1e18'\n    asked_for: '\\bwei\\b'\n")
     layer = load_layer(layer_file)
     wei = layer.units[0]
-    shown = {"balances.eth_balance": wei, "transactions.value": wei}
-    assert layer.shown_units("What is the ETH balance of 0xab?") == shown
-    assert layer.shown_units("Average gas price in gwei?") == shown  # gwei is not wei
+    assert layer.units_by_column == {"balances.eth_balance": wei, "transactions.value": wei}
+    assert not wei.asked_in("What is the ETH balance of 0xab?")
+    assert not wei.asked_in("Average gas price in gwei?")  # gwei is not wei
     assert wei.how_shown("value") == "wei: show ETH as value / 1e18" and wei.least_meant is None
-    assert layer.shown_units("What is the balance of 0xab in wei?") == {}
-    assert LAYER.shown_units("anything") == {}  # a layer without units
+    assert wei.asked_in("What is the balance of 0xab in wei?")
+    assert LAYER.units_by_column == {}  # a layer without units

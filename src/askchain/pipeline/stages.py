@@ -340,7 +340,7 @@ def validate_for_question(sql: str, schema: Schema, question: str, layer: Layer 
     were looked up, `readings` not None: without them every entity's address would look copied) and constants the
     question itself writes that it never uses (not the hint's: a planned step's earlier rows list many, it uses one)."""
     text = asked(question, hint)
-    findings = validate_sql(sql, schema, shown_units=layer.shown_units(text) if layer else None, question=text)
+    findings = validate_sql(sql, schema, units=layer.units_by_column if layer else None, question=text)
     findings.errors += [message for reading in readings or [] for message in reading.findings(sql)]
     if layer and layer.grounded_literals and readings is not None:
         findings.errors += ungrounded_literals(sql, schema.dialect, layer.grounded_literals, text, readings)

@@ -68,10 +68,11 @@ def sqlglot_schema(schema: Schema) -> MappingSchema:
 
 
 def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = None,
-                 shown_units: Mapping[str, Unit] | None = None, question: str = "") -> Findings:
-    """Findings about a query, never an exception. `shown_units` maps "table.column" (lower case) to the column's
+                 units: Mapping[str, Unit] | None = None, question: str = "") -> Findings:
+    """Findings about a query, never an exception. `units` maps "table.column" (lower case) to the column's
     base unit (wei, how to show it in ETH, the least figure meant in it, the scales amounts are written in), from the
-    domain's semantic layer; `question` is what the query answers, whose amounts its figures must be.
+    domain's semantic layer; `question` is what the query answers, whose amounts its figures must be (in every unit)
+    and whose unit, where it asks for one ("in gwei"), a raw amount may show.
 
     SQL sqlglot cannot parse is a syntax error (whatever the parser raised: the guard would refuse the query anyway),
     and a check that fails inside (a bug, or a construct sqlglot cannot follow) is logged and becomes a warning while
@@ -107,10 +108,11 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     _guarded(findings, _check_arrays_as_values, tree, schema, findings)
     _guarded(findings, _check_literal_shapes, tree, schema, findings)
     _guarded(findings, _check_nulls_an_inner_join_drops, tree, findings)
-    if shown_units:
-        _guarded(findings, _check_raw_amounts, tree, schema, shown_units, findings)
-        _guarded(findings, _check_amounts_against_tiny_figures, tree, schema, shown_units, findings)
-        _guarded(findings, _check_figures_the_question_gives, tree, schema, shown_units, question, findings)
+    if units:
+        shown = {column: unit for column, unit in units.items() if not unit.asked_in(question)}  # raw: as asked
+        _guarded(findings, _check_raw_amounts, tree, schema, shown, findings)
+        _guarded(findings, _check_amounts_against_tiny_figures, tree, schema, shown, findings)
+        _guarded(findings, _check_figures_the_question_gives, tree, schema, units, question, findings)
     _guarded(findings, _check_joins, tree, schema, findings)
     _guarded(findings, _check_star, written, findings)
     _guarded(findings, _check_shortened_literals, written, findings)
@@ -255,10 +257,36 @@ def _why_unreadable(scope: Scope, column: exp.Column, tables: dict[str, Table], 
 
 
 def _scope_tables(scope, schema: Schema) -> dict:
-    """The schema tables a query scope reads, by lower-cased alias (tables the schema lacks are left out)."""
+    """The schema tables a query scope reads, by lower-cased alias (tables the schema lacks are left out), and the
+    records of a struct array it UNNESTs (`FROM blocks, UNNEST(withdrawals) AS w`: `w` reads a table
+    "blocks.withdrawals" of the struct's fields), so `w.amount` is a schema column like any other."""
     tables = {alias.lower(): schema.table(".".join(p.name for p in source.parts))
               for alias, source in scope.sources.items() if isinstance(source, exp.Table)}
-    return {alias: table for alias, table in tables.items() if table is not None}
+    tables = {alias: table for alias, table in tables.items() if table is not None}
+    for alias, source in scope.sources.items():
+        unnest = source.expression if isinstance(source, Scope) else None
+        if isinstance(unnest, exp.Unnest) and len(unnest.expressions) == 1:
+            records = _struct_records(unnest.expressions[0], tables, schema.dialect)
+            if records is not None:  # `w.amount` as written, or `_0.w.amount` once qualified
+                tables.update({name.lower(): records for name in (alias, *unnest.alias_column_names)})
+    return tables
+
+
+def _struct_records(array: exp.Expression, tables: dict[str, Table], dialect: str) -> Table | None:
+    """The table of records an array-of-structs column holds (one column per field), None for any other array."""
+    found = _schema_column(array, tables)
+    if found is None:
+        return None
+    try:
+        kind = exp.DataType.build(found[1].type, dialect=dialect)
+    except (SqlglotError, ValueError):
+        return None
+    element = kind.expressions[0] if kind.is_type(exp.DataType.Type.ARRAY) and kind.expressions else None
+    if element is None or not element.is_type(exp.DataType.Type.STRUCT):
+        return None
+    fields = [Column(field.name, field.args["kind"].sql(dialect=dialect)) for field in element.expressions
+              if isinstance(field, exp.ColumnDef) and field.args.get("kind") is not None]
+    return Table(f"{found[0].name}.{found[1].name}", fields) if fields else None
 
 
 def _did_you_mean(name: str, choices: list[str]) -> str:
@@ -779,7 +807,7 @@ def _check_amounts_against_tiny_figures(tree: exp.Expression, schema: Schema, sh
                         return  # one such finding is enough to send the query back
 
 
-def _check_figures_the_question_gives(tree: exp.Expression, schema: Schema, shown_units: Mapping[str, Unit],
+def _check_figures_the_question_gives(tree: exp.Expression, schema: Schema, units: Mapping[str, Unit],
                                       question: str, findings: Findings) -> None:
     """An amount compared with a figure that is none of the question's numbers in the scales it writes amounts in,
     when it writes one (`value > 1000000000000000` for "more than 10 ETH", a power of ten off; `value / 1e9 > 10`,
@@ -795,12 +823,12 @@ def _check_figures_the_question_gives(tree: exp.Expression, schema: Schema, show
             for amount, figure in _weighed(comparison):
                 bound, scaled = _constant(figure), _scaled_column(amount)
                 found = _schema_column(scaled[0], tables) if scaled and bound else None
-                unit = shown_units.get(f"{found[0].name}.{found[1].name}".lower()) if found else None
+                unit = units.get(f"{found[0].name}.{found[1].name}".lower()) if found else None
                 given = _amounts_given(question, unit) if unit else []
                 if not given:
                     continue
                 meant = bound / scaled[1]
-                if any(math.isclose(meant, n * unit.scales[word], rel_tol=1e-9) for n in numbers for _, word in given) \
+                if any(math.isclose(meant, amount, rel_tol=1e-9) for amount in _amounts_meant(given, numbers, unit)) \
                         or unit.least_meant is not None and abs(meant) < unit.least_meant:
                     continue  # one of the question's amounts, or almost nothing (the check above names that)
                 number, word = min(given, key=lambda amount: _orders_apart(meant, value_of(amount[0]) *
@@ -824,6 +852,15 @@ def _amounts_given(question: str, unit: Unit) -> list[tuple[str, str]]:
             for match in re.finditer(pattern, question, re.IGNORECASE)]
 
 
+def _amounts_meant(given: list[tuple[str, str]], numbers: list[float], unit: Unit) -> list[float]:
+    """The question's amounts in the unit: each written with a scale word in that scale, each other number in any
+    scale the question writes ("0.1 to 1 ETH": 0.1 ETH too; in "32 ETH, i.e. 32,000,000,000 gwei" the second is no
+    amount of ETH)."""
+    written = {value_of(number) for number, _ in given}
+    return [value_of(number) * unit.scales[word] for number, word in given] + \
+        [n * unit.scales[word] for n in numbers if n not in written for _, word in given]
+
+
 def _orders_apart(one: float, other: float) -> float:
     """How many powers of ten apart two figures are (the finding names the amount the figure is closest to)."""
     return abs(math.log10(abs(one) / abs(other))) if one and other else math.inf
@@ -839,10 +876,10 @@ def _written_scale(scale: float) -> str:
 WEIGHS_AN_AMOUNT = (exp.Paren, exp.Cast, exp.TryCast, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.AnyValue, exp.Round)
 
 
-def _scaled_column(node: exp.Expression) -> tuple[exp.Column, float] | None:
-    """The column `node` weighs and the (non-zero) number it is multiplied by on the way (`value / 1e18`: 1e-18);
-    None for anything but a column, cast, aggregated, multiplied or divided by constants."""
-    if isinstance(node, exp.Column):
+def _scaled_column(node: exp.Expression) -> tuple[exp.Column | exp.Dot, float] | None:
+    """The column (or record field) `node` weighs and the (non-zero) number it is multiplied by on the way (`value /
+    1e18`: 1e-18); None for anything but a column, cast, aggregated, multiplied or divided by constants."""
+    if isinstance(node, (exp.Column, exp.Dot)):
         return node, 1.0
     if isinstance(node, WEIGHS_AN_AMOUNT):
         return _scaled_column(node.this)
@@ -917,9 +954,9 @@ def _result_scopes(scope: Scope) -> list[Scope]:
     return [scope]
 
 
-def amounts_kept(node: exp.Expression) -> list[exp.Column]:
-    """The columns whose unit `node` keeps (see KEEPS_UNIT)."""
-    if isinstance(node, exp.Column):
+def amounts_kept(node: exp.Expression) -> list[exp.Column | exp.Dot]:
+    """The columns (or fields of an UNNESTed record) whose unit `node` keeps (see KEEPS_UNIT)."""
+    if isinstance(node, (exp.Column, exp.Dot)):
         return [node]
     if isinstance(node, exp.Mul) and any(isinstance(side, exp.Literal) for side in (node.left, node.right)):
         return []
@@ -952,6 +989,10 @@ def _columns_against_words(comparison: exp.Expression) -> list[tuple[exp.Column,
 def _schema_column(column: exp.Expression, tables: dict[str, Table]) -> tuple[Table, Column] | None:
     """The schema table and column a scope's column reads: by its source alias once qualified, else the one table of
     the scope that has a column of that name; None for anything else (an expression, a CTE's column)."""
+    if isinstance(column, exp.Dot) and isinstance(column.this, exp.Column):  # a field of an UNNESTed record
+        records = tables.get((column.this.table or column.this.name).lower())
+        field = records.column(column.name) if records is not None else None
+        return (records, field) if field is not None else None
     if not isinstance(column, exp.Column):
         return None
     owners = [tables.get(column.table.lower())] if column.table else list(tables.values())

@@ -111,6 +111,10 @@ class Unit(BaseModel):
         """How to show `column` in a readable unit, for a finding."""
         return self.shown_as.format(column=column)
 
+    def asked_in(self, question: str) -> bool:
+        """Whether the question asks for amounts in this unit itself (then raw amounts are what it wants)."""
+        return bool(re.search(self.asked_for, question, re.IGNORECASE))
+
     def how_shown(self, column: str) -> str:
         """The unit and how to show `column` in a readable one, for a finding."""
         return f"{self.name}: {self.conversion(column)}"
@@ -230,10 +234,10 @@ class Layer:
         return [reading for _, _, reading in sorted(chosen, key=lambda c: c[0])
                 if not names.intersection(reading.entry.yields_to)][:limit]
 
-    def shown_units(self, question: str) -> dict[str, Unit]:
-        """The unit of each base-unit column ("table.column", lower case) the question does not ask for raw."""
-        return {column.lower(): unit for unit in self.units
-                if not re.search(unit.asked_for, question, re.IGNORECASE) for column in unit.columns}
+    @property
+    def units_by_column(self) -> dict[str, Unit]:
+        """The unit of each base-unit column ("table.column", lower case)."""
+        return {column.lower(): unit for unit in self.units for column in unit.columns}
 
 
 def _term_pattern(term: str) -> re.Pattern:
