@@ -468,17 +468,17 @@ SCALED = {"transactions.value": WEI["transactions.value"].model_copy(update={"sc
     # what the 1.5B model wrote for "how many transactions in the last 30 days moved more than 10 ETH?"
     ("moved more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE value > 1000000000000000",
      "value > 1000000000000000 compares transactions.value (wei) with 0.001 ETH, none of the amounts the question "
-     "gives (10 ETH): in wei, 10 ETH is 10 * 1e18"),
+     "gives (10 ETH); 10 ETH is value > 10 * 1e18"),
     ("moved more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE value / 1e9 > 10",
      "value / 1e9 > 10 compares transactions.value (wei) with 1e-08 ETH, none of the amounts the question gives "
-     "(10 ETH): in wei, 10 ETH is 10 * 1e18"),
+     "(10 ETH); 10 ETH is value / 1e9 > 10 * 1e9"),
     ("holding at least 1,000.5 ETH", "SELECT hash FROM transactions GROUP BY hash HAVING SUM(value) >= 1e21",
      "SUM(value) >= 1e21 compares transactions.value (wei) with 1000 ETH, none of the amounts the question gives "
-     "(1,000.5 ETH): in wei, 1,000.5 ETH is 1000.5 * 1e18"),
+     "(1,000.5 ETH); 1,000.5 ETH is SUM(value) >= 1000.5 * 1e18"),
     # the amount named is the one the figure is closest to, in its own scale
     ("more than 10 ETH with gas prices over 29.99 gwei", "SELECT COUNT(*) FROM transactions WHERE value > 3e10",
      "value > 3e10 compares transactions.value (wei) with 30 gwei, none of the amounts the question gives "
-     "(10 ETH, 29.99 gwei): in wei, 29.99 gwei is 29.99 * 1e9"),
+     "(10 ETH, 29.99 gwei); 29.99 gwei is value > 29.99 * 1e9"),
     # the question's amount however the conversion is written, on either side; its other numbers; zero
     ("moved more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE value > 10 * 1e18", None),
     ("moved more than 10 ETH", "SELECT COUNT(*) FROM transactions WHERE 10 * POWER(10, 18) < value", None),
@@ -529,8 +529,8 @@ WITHDRAWALS = Schema([Table("blocks", [
     # what the 1.5B model wrote for "full validator exits (withdrawals of at least 32 ETH, i.e. 32,000,000,000 gwei)"
     ("withdrawals of at least 32 ETH, i.e. 32,000,000,000 gwei", "SELECT COUNT(*) FROM blocks, UNNEST(withdrawals) AS"
      " w WHERE CAST(w.amount AS NUMERIC) / 1e9 >= 32000000000", "CAST(w.amount AS NUMERIC) / 1e9 >= 32000000000 "
-     "compares blocks.withdrawals.amount (gwei) with 3.2e+10 ETH, none of the amounts the question gives (32 ETH, "
-     "32,000,000,000 gwei): in gwei, 32 ETH is 32 * 1e9"),
+     "compares blocks.withdrawals.amount (gwei) with 3.2e+19 gwei, none of the amounts the question gives (32 ETH, "
+     "32,000,000,000 gwei); 32,000,000,000 gwei is CAST(w.amount AS NUMERIC) / 1e9 >= 32"),
     # converted, or compared with the question's amount in either scale: nothing to say
     ("How much ETH was withdrawn?", "SELECT SUM(CAST(w.amount AS NUMERIC)) / 1e9 FROM blocks, UNNEST(withdrawals) AS w",
      None),

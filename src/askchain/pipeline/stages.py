@@ -25,6 +25,7 @@ from askchain.generation.sql_text import normalize_sql
 from askchain.llm.base import Message
 from askchain.pipeline import abstain, confidence as confidence_rules
 from askchain.pipeline.aliases import own_column_names
+from askchain.pipeline.amounts import amounts_as_given
 from askchain.pipeline.coverage import Coverage, coverage
 from askchain.pipeline.date_parts import extract_date_parts
 from askchain.pipeline.grounding import drop_unasked_constants, ungrounded_literals, unused_question_constants
@@ -283,7 +284,8 @@ def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
     EXTRACT, a share's own condition taken out of WHERE (it made the share 1), a LIMIT the question never asked for
     dropped, and by the domain layer's rules: shorthands expanded, column aliases renamed to the tables' own columns,
     addresses compared with 32-byte words padded, a ranked answer's measure shown, conditions on a known constant the
-    question does not call for dropped, a time window written as the question's convention. Candidates are unchanged
+    question does not call for dropped, a figure compared with an amount written as the question's amount, a time
+    window written as the question's convention. Candidates are unchanged
     without validation (the methods that measure the model alone)."""
     if not run.settings.pipeline.validation:
         return lambda candidate: candidate
@@ -304,8 +306,12 @@ def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
     readings = state.get("definitions")
     if layer.grounded_literals and readings is not None:  # as in validation: entities looked up, or none grounds
         rules.append(lambda sql: drop_unasked_constants(sql, run.dialect, layer.grounded_literals, question, readings))
+    validate = validator(run, state)
+    if layer.units:
+        units = layer.units_by_column
+        rules.append(lambda sql: amounts_as_given(sql, run.schema, units, question, lambda text: validate(text).errors))
     if readings and any(reading.entry.condition for reading in readings):  # last: validation judges the rest
-        times, validate = time_columns(run.schema), validator(run, state)
+        times = time_columns(run.schema)
         rules.append(lambda sql: conform_windows(sql, run.dialect, times, readings, lambda text: validate(text).errors))
 
     def repair(candidate: Candidate) -> Candidate:

@@ -809,36 +809,85 @@ def _check_amounts_against_tiny_figures(tree: exp.Expression, schema: Schema, sh
 
 def _check_figures_the_question_gives(tree: exp.Expression, schema: Schema, units: Mapping[str, Unit],
                                       question: str, findings: Findings) -> None:
-    """An amount compared with a figure that is none of the question's numbers in the scales it writes amounts in,
+    """An amount compared with a figure that is none of the question's amounts in the scales it writes amounts in,
     when it writes one (`value > 1000000000000000` for "more than 10 ETH", a power of ten off; `value / 1e9 > 10`,
-    gwei for ETH): the filter keeps other rows, and nothing else looks wrong. The figure is read in the column's unit
-    through the conversion written on either side (`value / 1e18 > 10` is `value > 10 * 1e18`); zero is a bound in
-    any unit, and the question's other numbers count too ("0.1 to 1 ETH")."""
+    gwei for ETH): the filter keeps other rows, and nothing else looks wrong. A figure of almost nothing is left to
+    the check that names that."""
+    for found in figures_not_given(tree, schema, units, question):
+        if found.unit.least_meant is not None and abs(found.meant) < found.unit.least_meant:
+            continue
+        number, word = found.closest
+        findings.errors.append(
+            f"{_unqualified_sql(found.comparison, schema.dialect)} compares {found.column} ({found.unit.name}) with "
+            f"{found.meant / found.unit.scales[word]:g} {word}, none of the amounts the question gives "
+            f"({', '.join(f'{n} {w}' for n, w in found.given)}); {number} {word} is "
+            f"{_unqualified_sql(found.as_given(), schema.dialect)}")
+        return  # one such finding is enough to send the query back
+
+
+class FigureNotGiven(NamedTuple):
+    """An amount compared with a figure that is none of the question's amounts."""
+
+    comparison: exp.Expression
+    figure: exp.Expression
+    #: "table.column" of the amount, its unit, and the factor the comparison's side multiplies it by
+    #: (`value / 1e18`: 1e-18).
+    column: str
+    unit: Unit
+    factor: float
+    #: The figure read in the column's unit.
+    meant: float
+    #: The question's amounts in the unit's scales (number as written, scale word), and the one the figure was
+    #: meant as: the one whose number the figure writes, else the closest to it in powers of ten.
+    given: list[tuple[str, str]]
+    closest: tuple[str, str]
+
+    @property
+    def figure_as_given(self) -> str:
+        """The figure the comparison's side needs for the amount meant: one of the question's numbers where one is
+        it (`value / 1e18 > 10`), else the number times its scale (`value > 10 * 1e18`)."""
+        number, word = self.closest
+        ratio = self.unit.scales[word] * self.factor
+        target = value_of(number) * ratio
+        same = next((n for n, _ in self.given if math.isclose(value_of(n), target, rel_tol=1e-9)), None)
+        if same is not None:
+            return same.replace(",", "")
+        return f"{number.replace(',', '')} * {_written_scale(ratio)}"
+
+    def as_given(self) -> exp.Expression:
+        """The comparison with the figure meant."""
+        rewritten = self.comparison.copy()
+        key = next(k for k, v in self.comparison.args.items() if v is self.figure)
+        rewritten.set(key, parse_one(self.figure_as_given))
+        return rewritten
+
+
+def figures_not_given(tree: exp.Expression, schema: Schema, units: Mapping[str, Unit],
+                      question: str) -> Iterator[FigureNotGiven]:
+    """Each comparison of an amount with a figure that is none of the question's amounts in the scales it writes
+    (when it writes one). The figure is read in the column's unit through the conversion written on either side
+    (`value / 1e18 > 10` is `value > 10 * 1e18`); zero (or less) is a bound in any unit, the question's other numbers count
+    too ("0.1 to 1 ETH"), and a range's bound in a histogram may stand for none (`x < 1e30` for "or more")."""
     numbers = [value_of(n) for n in NUMBER.findall(question)]
     for scope in traverse_scope(tree):
         tables = _scope_tables(scope, schema)
         for comparison in _own_nodes(scope, *WEIGHINGS):
             if comparison.find_ancestor(exp.Case, exp.If, exp.CountIf):
-                continue  # a range's bound in a histogram may stand for none (`x < 1e30` for "or more")
+                continue
             for amount, figure in _weighed(comparison):
                 bound, scaled = _constant(figure), _scaled_column(amount)
-                found = _schema_column(scaled[0], tables) if scaled and bound else None
+                found = _schema_column(scaled[0], tables) if scaled and bound and bound > 0 else None
                 unit = units.get(f"{found[0].name}.{found[1].name}".lower()) if found else None
                 given = _amounts_given(question, unit) if unit else []
                 if not given:
                     continue
                 meant = bound / scaled[1]
-                if any(math.isclose(meant, amount, rel_tol=1e-9) for amount in _amounts_meant(given, numbers, unit)) \
-                        or unit.least_meant is not None and abs(meant) < unit.least_meant:
-                    continue  # one of the question's amounts, or almost nothing (the check above names that)
-                number, word = min(given, key=lambda amount: _orders_apart(meant, value_of(amount[0]) *
-                                                                          unit.scales[amount[1]]))
-                findings.errors.append(
-                    f"{_unqualified_sql(comparison, schema.dialect)} compares {found[0].name}.{found[1].name} "
-                    f"({unit.name}) with {meant / unit.scales[word]:g} {word}, none of the amounts the question gives "
-                    f"({', '.join(f'{n} {w}' for n, w in given)}): in {unit.name}, {number} {word} is "
-                    f"{number.replace(',', '')} * {_written_scale(unit.scales[word])}")
-                return  # one such finding is enough to send the query back
+                if any(math.isclose(meant, amount, rel_tol=1e-9) for amount in _amounts_meant(given, numbers, unit)):
+                    continue
+                closest = next((a for a in given if math.isclose(bound, value_of(a[0]), rel_tol=1e-9)), None) or \
+                    min(given, key=lambda a: _orders_apart(meant, value_of(a[0]) * unit.scales[a[1]]))
+                yield FigureNotGiven(comparison, figure, f"{found[0].name}.{found[1].name}", unit, scaled[1], meant,
+                                     given, closest)
 
 
 def _amounts_given(question: str, unit: Unit) -> list[tuple[str, str]]:
