@@ -412,19 +412,28 @@ def test_the_pipeline_sends_an_amount_shown_in_wei_to_revision(eth_engine):
     assert asked_in_wei.sql == wrong
 
 
-def test_the_pipeline_sends_an_amount_a_power_of_ten_off_the_questions_to_revision(eth_engine):
+def test_the_pipeline_writes_an_amount_a_power_of_ten_off_as_the_questions(eth_engine):
     """What the 1.5B model wrote for "more than 10 ETH": a figure the wei unit's least amount lets pass, but none of
-    the question's amounts in ETH; the finding names the figure in wei."""
+    the question's amounts in ETH. A figure of numbers is written as the question's amount before validation, so the
+    sample runs at once; one the repair cannot rewrite (a function call) goes to revision, with the comparison as the
+    question gives it."""
     wrong = f"SELECT COUNT(*) AS transactions FROM {T} WHERE value > 1000000000000000 AND {LAST_7}"
     right = f"SELECT COUNT(*) AS transactions FROM {T} WHERE value > 10 * 1e18 AND {LAST_7}"
-    model = ScriptedModel({"direct": f"```sql\n{wrong}\n```", "revise": f"```sql\n{right}\n```"})
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
                                                                              "answer": False})
-    result = ask("How many transactions in the last 7 days moved more than 10 ETH?", eth_engine, model=model,
-                 settings=settings)
-    assert result.sql == right
+    question = "How many transactions in the last 7 days moved more than 10 ETH?"
+    model = ScriptedModel({"direct": f"```sql\n{wrong}\n```"})
+    result = ask(question, eth_engine, model=model, settings=settings)
+    assert result.sql == right and [r.template for r in model.requests] == ["direct"]
+    trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
+    draft = next(s for s in trace["stages"] if s["stage"] == "draft")
+    assert draft["executions"][0]["repairs"] == ["wrote 1000000000000000 as 10 ETH, the question's amount: 10 * 1e18"]
+
+    called = wrong.replace("1000000000000000", "POWER(10, 16)")
+    model = ScriptedModel({"direct": f"```sql\n{called}\n```", "revise": f"```sql\n{right}\n```"})
+    assert ask(question, eth_engine, model=model, settings=settings).sql == right
     revise = next(r for r in model.requests if r.template == "revise")
-    assert "in wei, 10 ETH is 10 * 1e18" in revise.messages[-1][1]
+    assert "none of the amounts the question gives (10 ETH); 10 ETH is value > 10 * 1e18" in revise.messages[-1][1]
 
 
 def test_every_column_alias_names_a_column_its_table_lacks_and_one_it_has(eth_engine):
