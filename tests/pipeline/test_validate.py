@@ -547,6 +547,24 @@ def test_an_amount_in_a_struct_array_is_judged_through_unnest(question, sql, fou
     assert [e.split(": convert")[0] for e in judged] == ([found] if found else []), findings
 
 
+@pytest.mark.parametrize("sql, found", [
+    # a field the records lack, with the array's table's column of that name when it has one
+    ("SELECT w.amount FROM blocks, UNNEST(withdrawals) AS w WHERE DATE(w.timestamp) = CURRENT_DATE()",
+     "Column 'w.timestamp' cannot be read: w is one of blocks.withdrawals, whose fields are index, validator_index, "
+     "address, amount; timestamp is a column of blocks"),
+    ("SELECT SUM(w.amount_gwei) FROM blocks AS b JOIN UNNEST(b.withdrawals) AS w ON TRUE",
+     "Column 'w.amount_gwei' cannot be read: w is one of blocks.withdrawals, whose fields are index, validator_index, "
+     "address, amount"),
+    # the records' own fields, the table's columns beside them
+    ("SELECT b.number, w.address, w.amount FROM blocks AS b, UNNEST(b.withdrawals) AS w WHERE w.validator_index = 5",
+     None),
+])
+def test_a_field_an_unnested_record_lacks_is_sent_back(sql, found):
+    findings = validate_sql(sql, WITHDRAWALS)
+    assert not internal_failures(findings), findings
+    assert [e for e in findings.errors if "cannot be read" in e] == ([found] if found else []), findings
+
+
 @pytest.mark.parametrize("dialect, type_text, fix", [
     ("duckdb", "VARCHAR[]", "list_contains(tags, 'x')"),
     ("postgres", "TEXT[]", "'x' = ANY(tags)"),

@@ -108,6 +108,7 @@ def validate_sql(sql: str, schema: Schema, known_functions: set[str] | None = No
     _guarded(findings, _check_arrays_as_values, tree, schema, findings)
     _guarded(findings, _check_literal_shapes, tree, schema, findings)
     _guarded(findings, _check_nulls_an_inner_join_drops, tree, findings)
+    _guarded(findings, _check_record_fields, tree, schema, findings)
     if units:
         shown = {column: unit for column, unit in units.items() if not unit.asked_in(question)}  # raw: as asked
         _guarded(findings, _check_raw_amounts, tree, schema, shown, findings)
@@ -272,7 +273,33 @@ def _scope_tables(scope, schema: Schema) -> dict:
     return tables
 
 
-def _struct_records(array: exp.Expression, tables: dict[str, Table], dialect: str) -> Table | None:
+@dataclass
+class Records(Table):
+    """The records of a struct array read through UNNEST: a table of the struct's fields, named "table.array"."""
+
+    of: Table | None = None
+
+    def lacks(self, alias: str, name: str) -> str:
+        """The finding for a field these records lack, naming the fields and the array's table's column of that name."""
+        fields = ", ".join(c.name for c in self.columns)
+        owner = f"; {name} is a column of {self.of.name}" if self.of and self.of.column(name) is not None else ""
+        return f"Column '{alias}.{name}' cannot be read: {alias} is one of {self.name}, whose fields are {fields}{owner}"
+
+
+def _check_record_fields(tree: exp.Expression, schema: Schema, findings: Findings) -> None:
+    """A field the records of an UNNESTed struct array lack (`w.timestamp` for `UNNEST(withdrawals) AS w`: the
+    block's time is blocks.timestamp): qualification leaves struct fields unchecked, and the database's error names
+    no field the records have."""
+    for scope in traverse_scope(tree):
+        tables = _scope_tables(scope, schema)
+        for dot in _own_nodes(scope, exp.Dot):
+            records = tables.get((dot.this.table or dot.this.name).lower()) if isinstance(dot.this, exp.Column) else None
+            if isinstance(records, Records) and records.column(dot.name) is None:
+                findings.errors.append(records.lacks(dot.this.name, dot.name))
+                return
+
+
+def _struct_records(array: exp.Expression, tables: dict[str, Table], dialect: str) -> Records | None:
     """The table of records an array-of-structs column holds (one column per field), None for any other array."""
     found = _schema_column(array, tables)
     if found is None:
@@ -286,7 +313,7 @@ def _struct_records(array: exp.Expression, tables: dict[str, Table], dialect: st
         return None
     fields = [Column(field.name, field.args["kind"].sql(dialect=dialect)) for field in element.expressions
               if isinstance(field, exp.ColumnDef) and field.args.get("kind") is not None]
-    return Table(f"{found[0].name}.{found[1].name}", fields) if fields else None
+    return Records(f"{found[0].name}.{found[1].name}", fields, of=found[0]) if fields else None
 
 
 def _did_you_mean(name: str, choices: list[str]) -> str:
