@@ -109,6 +109,14 @@ def test_validation_errors(schema, sql, expected):
      "Column 'Country' cannot be read: c does not select it; add it to the SELECT of c"),
     ("SELECT x.Country FROM (SELECT Singer_ID FROM singer) AS x",
      "Column 'Country' cannot be read: x does not select it; add it to the SELECT of x"),
+    # a subquery without a name; one that selects the column only inside an expression, or groups its rows
+    ("SELECT Country FROM (SELECT Singer_ID FROM singer)",
+     "Column 'Country' cannot be read: the subquery in FROM does not select it; add it to the SELECT of the subquery in "
+     "FROM"),
+    ("SELECT Country, AVG(n) FROM (SELECT UPPER(Country) AS place, COUNT(*) AS n FROM singer GROUP BY place) GROUP BY 1",
+     "Column 'Country' cannot be read: the subquery in FROM selects it only as UPPER(Country) AS place; read place"),
+    ("WITH c AS (SELECT Age, COUNT(*) AS n FROM singer GROUP BY Age) SELECT Country FROM c",
+     "Column 'Country' cannot be read: c does not select it; add it to the SELECT (and GROUP BY) of c"),
     ("SELECT singer.Name FROM singer AS s", "Column 'singer.Name' cannot be read: that query reads singer as s; write "
      "s.Name"),
     ("SELECT T1.Name FROM stadium AS T1 JOIN concert AS T2 ON T1.Stadium_ID = T2.Stadium_ID WHERE T1.Stadium_ID = 'x1'",

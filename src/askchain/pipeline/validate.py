@@ -249,12 +249,25 @@ def _why_unreadable(scope: Scope, column: exp.Column, tables: dict[str, Table], 
         return (f"Column '{name}' is ambiguous: {' and '.join(having)} both have it; qualify it ({having[0]}.{name} "
                 f"or {having[1]}.{name})")
     read = {column.table.lower(): sources[column.table.lower()]} if column.table else {} if having else sources
-    derived = [as_written(alias) for alias, source in read.items() if isinstance(source, Scope)
+    derived = [(alias, source.expression) for alias, source in read.items() if isinstance(source, Scope)
                and isinstance(source.expression, exp.Select)
                and name.lower() not in {n.lower() for n in source.expression.named_selects}
                and any(t.column(name) is not None for t in _scope_tables(source, schema).values())]
-    return (f"Column '{name}' cannot be read: {derived[0]} does not select it; add it to the SELECT of {derived[0]}"
-            if derived else None)
+    if not derived:
+        return None
+    alias, select = derived[0]
+    where = as_written(alias) if alias.lower() in spelled else "the subquery in FROM"  # `_0`: sqlglot's name for it
+    computed = next((p for p in select.expressions if isinstance(p, exp.Alias)
+                     and any(c.name.lower() == name.lower() for c in p.this.find_all(exp.Column))), None)
+    if computed is not None:
+        shown = computed.this.copy()
+        for identifier in shown.find_all(exp.Identifier):
+            identifier.set("this", as_written(identifier.name))
+        return (f"Column '{name}' cannot be read: {where} selects it only as "
+                f"{_unqualified_sql(shown, schema.dialect)} AS {as_written(computed.alias)}; read "
+                f"{as_written(computed.alias)}")
+    grouped = " (and GROUP BY)" if select.args.get("group") else ""
+    return f"Column '{name}' cannot be read: {where} does not select it; add it to the SELECT{grouped} of {where}"
 
 
 def _scope_tables(scope, schema: Schema) -> dict:
