@@ -36,7 +36,7 @@ def own_column_names(sql: str, schema: Schema, aliases: Aliases) -> tuple[str, l
         return sql, []
     edits = []
     for scope in scopes:
-        tables, outputs = _source_tables(scope, schema), _output_aliases(scope)
+        tables, outputs = source_tables(scope, schema), _output_aliases(scope)
         edits += [edit for column in scope.columns
                   if (edit := _rename(column, scope, tables, outputs, schema.dialect, aliases))]
     return apply_edits(sql, edits)
@@ -77,7 +77,7 @@ def _output_aliases(scope: Scope) -> set[str]:
     return {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias)}
 
 
-def _source_tables(scope: Scope, schema: Schema) -> dict[str, Table]:
+def source_tables(scope: Scope, schema: Schema) -> dict[str, Table]:
     """The scope's sources that are schema tables, by the name the query refers to them with."""
     found = {}
     for name, source in scope.sources.items():

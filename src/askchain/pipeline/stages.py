@@ -31,6 +31,7 @@ from askchain.pipeline.date_parts import extract_date_parts
 from askchain.pipeline.grounding import drop_unasked_constants, ungrounded_literals, unused_question_constants
 from askchain.pipeline.limits import drop_unasked_limit
 from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
+from askchain.pipeline.qualifiers import known_qualifiers
 from askchain.pipeline.ranking import show_ranking_measure
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
 from askchain.pipeline.run import Run
@@ -280,18 +281,19 @@ def shorthands(run: Run) -> tuple[Shorthand, ...]:
 
 
 def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
-    """Each candidate repaired before validation: date parts taken with functions the dialect lacks written as its
-    EXTRACT, a share's own condition taken out of WHERE (it made the share 1), a LIMIT the question never asked for
-    dropped, and by the domain layer's rules: shorthands expanded, column aliases renamed to the tables' own columns,
-    addresses compared with 32-byte words padded, a ranked answer's measure shown, conditions on a known constant the
-    question does not call for dropped, a figure compared with an amount written as the question's amount, a time
-    window written as the question's convention. Candidates are unchanged
-    without validation (the methods that measure the model alone)."""
+    """Each candidate repaired before validation: a qualifier naming no table of its query written as the one table
+    there that has the column, date parts taken with functions the dialect lacks written as its EXTRACT, a share's own
+    condition taken out of WHERE (it made the share 1), a LIMIT the question never asked for dropped, and by the
+    domain layer's rules: shorthands expanded, column aliases renamed to the tables' own columns, addresses compared
+    with 32-byte words padded, a ranked answer's measure shown, conditions on a known constant the question does not
+    call for dropped, a figure compared with an amount written as the question's amount, a time window written as the
+    question's convention. Candidates are unchanged without validation (the methods that measure the model alone)."""
     if not run.settings.pipeline.validation:
         return lambda candidate: candidate
     layer = domain_layer(run) or Layer([])
     question = asked(state["question"], run.hint)
-    rules: list[Callable[[str], tuple[str, list[str]]]] = [lambda sql: extract_date_parts(sql, run.dialect),
+    rules: list[Callable[[str], tuple[str, list[str]]]] = [lambda sql: known_qualifiers(sql, run.schema),
+                                                           lambda sql: extract_date_parts(sql, run.dialect),
                                                            lambda sql: shares_among_all_rows(sql, run.dialect),
                                                            lambda sql: drop_unasked_limit(sql, run.dialect, question)]
     if layer.shorthands:
