@@ -42,6 +42,8 @@ def findings(question: str):
     ("moved more than 10 ETH", COUNT + "value > (10 * 1e15)", COUNT + "value > (10 * 1e18)"),
     # the amount whose number the figure writes, else the closest; both ends of a range
     ("between 0.5 ETH and 20 ETH", COUNT + "value BETWEEN 0.5 AND 20", COUNT + "value BETWEEN 0.5 * 1e18 AND 20 * 1e18"),
+    ("between 1 and 10 ETH", COUNT + "value BETWEEN 1 AND 10", COUNT + "value BETWEEN 1 * 1e18 AND 10 * 1e18"),
+    ("in the last 7 days, more than 10 ETH", COUNT + "value > 1e15", COUNT + "value > 10 * 1e18"),  # 7: no amount
     ("more than 10 ETH at over 30 gwei", COUNT + "value > 3e9", COUNT + "value > 30 * 1e9"),
     # a struct array's field, in gwei: the question's other way of writing the amount, as the side reads it
     ("at least 32 ETH, i.e. 32,000,000,000 gwei", EXITS + "CAST(w.amount AS NUMERIC) / 1e9 >= 32000000000",
@@ -56,6 +58,9 @@ def findings(question: str):
     ("moved more than 10 ETH", COUNT + "value > POWER(10, 16)", None),
     ("moved more than 10 ETH", "SELECT COUNTIF(value > 1e15) FROM transactions", None),
     ("paid more than 10 ETH", COUNT + "gas_price > 10", None),
+    # two figures that would become one amount: which end is which is not known
+    ("between 1 and 10 ETH", COUNT + "value BETWEEN 1e15 AND 1e16", None),
+    ("more than 10 ETH", COUNT + "value > 1e15 AND value < 1e17", None),
 ])
 def test_a_figure_is_written_as_the_questions_amount(question, sql, expected):
     written, notes = amounts_as_given(sql, SCHEMA, UNITS, question, findings(question))

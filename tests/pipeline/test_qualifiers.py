@@ -37,6 +37,12 @@ SCHEMA = Schema([_table("balances", "address", "eth_balance"),
     ("SELECT hash FROM transactions AS t WHERE EXISTS (SELECT 1 FROM traces AS r WHERE r.transaction_hash = t.hash)",
      None, []),
     ("SELECT x.hash FROM (SELECT hash FROM transactions) AS x", None, []),
+    # a CTE or subquery that selects the column is a source that has it
+    ("WITH big AS (SELECT hash, value FROM transactions) SELECT b.value FROM big AS bb JOIN traces AS tr "
+     "ON tr.transaction_hash = bb.hash", None, []),
+    ("WITH big AS (SELECT hash, value FROM transactions) SELECT b.hash FROM big AS bb JOIN traces AS tr "
+     "ON tr.transaction_hash = bb.hash", "WITH big AS (SELECT hash, value FROM transactions) SELECT bb.hash FROM big "
+     "AS bb JOIN traces AS tr ON tr.transaction_hash = bb.hash", ["b.hash read as bb.hash"]),
     ("SELECT (", None, []),
 ])
 def test_an_unknown_qualifier_is_written_as_the_table_that_has_the_column(sql, expected, notes):

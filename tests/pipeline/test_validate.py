@@ -117,6 +117,9 @@ def test_validation_errors(schema, sql, expected):
      "Column 'Country' cannot be read: the subquery in FROM selects it only as UPPER(Country) AS place; read place"),
     ("WITH c AS (SELECT Age, COUNT(*) AS n FROM singer GROUP BY Age) SELECT Country FROM c",
      "Column 'Country' cannot be read: c does not select it; add it to the SELECT (and GROUP BY) of c"),
+    ("SELECT Country FROM (SELECT COUNT(DISTINCT Country) AS n FROM singer)",  # an aggregate is no other name for it
+     "Column 'Country' cannot be read: the subquery in FROM does not select it; add it to the SELECT of the subquery "
+     "in FROM"),
     ("SELECT singer.Name FROM singer AS s", "Column 'singer.Name' cannot be read: that query reads singer as s; write "
      "s.Name"),
     ("SELECT T1.Name FROM stadium AS T1 JOIN concert AS T2 ON T1.Stadium_ID = T2.Stadium_ID WHERE T1.Stadium_ID = 'x1'",
@@ -547,12 +550,23 @@ WITHDRAWALS = Schema([Table("blocks", [
     ("at least 32 ETH", "SELECT COUNT(*) FROM blocks, UNNEST(withdrawals) AS w WHERE CAST(w.amount AS NUMERIC) / 1e9 "
      ">= 32", None),
     ("How many withdrawals?", "SELECT COUNT(*) FROM blocks, UNNEST(withdrawals) AS w WHERE w.validator_index > 5", None),
+    # an array of the enclosing query's table
+    ("blocks with a withdrawal of at least 32 ETH", "SELECT number FROM blocks AS b WHERE EXISTS (SELECT 1 FROM "
+     "UNNEST(b.withdrawals) AS w WHERE CAST(w.amount AS INT64) >= 32)", "CAST(w.amount AS INT64) >= 32 compares "
+     "blocks.withdrawals.amount, an amount in gwei, with 32 gwei, almost nothing"),
 ])
 def test_an_amount_in_a_struct_array_is_judged_through_unnest(question, sql, found):
     findings = validate_sql(sql, WITHDRAWALS, units=GWEI, question=question)
     assert not internal_failures(findings), findings
     judged = [e for e in findings.errors if "blocks.withdrawals.amount" in e]
     assert [e.split(": convert")[0] for e in judged] == ([found] if found else []), findings
+
+
+def test_unnested_records_are_no_table_a_finding_names():
+    """Records go by two names (as written and once qualified); a finding about another column names tables only."""
+    findings = validate_sql("SELECT nosuch FROM blocks, UNNEST(withdrawals) AS w, UNNEST(withdrawals) AS v",
+                            WITHDRAWALS)
+    assert findings.errors == ["Column 'nosuch' does not exist in blocks"]
 
 
 @pytest.mark.parametrize("sql, found", [
@@ -563,6 +577,10 @@ def test_an_amount_in_a_struct_array_is_judged_through_unnest(question, sql, fou
     ("SELECT SUM(w.amount_gwei) FROM blocks AS b JOIN UNNEST(b.withdrawals) AS w ON TRUE",
      "Column 'w.amount_gwei' cannot be read: w is one of blocks.withdrawals, whose fields are index, validator_index, "
      "address, amount"),
+    # an array of the enclosing query's table
+    ("SELECT number FROM blocks AS b WHERE EXISTS (SELECT 1 FROM UNNEST(b.withdrawals) AS w WHERE w.timestamp > 0)",
+     "Column 'w.timestamp' cannot be read: w is one of blocks.withdrawals, whose fields are index, validator_index, "
+     "address, amount; timestamp is a column of blocks"),
     # the records' own fields, the table's columns beside them
     ("SELECT b.number, w.address, w.amount FROM blocks AS b, UNNEST(b.withdrawals) AS w WHERE w.validator_index = 5",
      None),

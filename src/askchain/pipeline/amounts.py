@@ -29,8 +29,9 @@ def amounts_as_given(sql: str, schema: Schema, units: Mapping[str, Unit], questi
                      findings: Callable[[str], list[str]]) -> tuple[str, list[str]]:
     """`sql` with each figure compared with an amount written as the question's amount it stands for, and what was
     rewritten; unchanged (no notes) when every figure is one of the question's amounts (or the question gives none),
-    a figure is more than numbers and arithmetic, or the rewritten query gets a finding that `findings` (the query's
-    validation) did not report before."""
+    a figure is more than numbers and arithmetic, two different figures would become one amount (the ends of a range,
+    `value > 1e15 AND value < 1e17`: which is which is not known), or the rewritten query's findings (by `findings`,
+    the query's validation) are not fewer than before and all among them."""
     try:
         tree = parse_one(sql, schema.dialect)
     except SqlglotError:
@@ -38,15 +39,17 @@ def amounts_as_given(sql: str, schema: Schema, units: Mapping[str, Unit], questi
     if tree is None:
         return sql, []
     edits: list[Edit] = []
+    figures: dict[str, set[str]] = {}  # each amount written -> the figures written as it
     for found in figures_not_given(tree, schema, units, question):
         span = _written_span(found.figure)
         if span is None:
             return sql, []
         number, word = found.closest
+        written = found.figure.sql(dialect=schema.dialect, comments=False)
+        figures.setdefault(found.figure_as_given, set()).add(written)
         edits.append((*span, found.figure_as_given,
-                      f"wrote {found.figure.sql(dialect=schema.dialect)} as {number} {word}, the question's amount: "
-                      f"{found.figure_as_given}"))
-    if not edits or len({start for start, *_ in edits}) != len(edits):
+                      f"wrote {written} as {number} {word}, the question's amount: {found.figure_as_given}"))
+    if not edits or any(len(written) > 1 for written in figures.values()):
         return sql, []
     written, notes = apply_edits(sql, edits)
     before, after = set(findings(sql)), set(findings(written))

@@ -17,6 +17,7 @@ from askchain.db.dialects import parse_one
 from askchain.db.schema import Schema
 from askchain.generation.sql_text import Edit, apply_edits
 from askchain.pipeline.aliases import source_tables
+from askchain.pipeline.validate import enclosing_scopes
 
 
 def known_qualifiers(sql: str, schema: Schema) -> tuple[str, list[str]]:
@@ -34,22 +35,20 @@ def known_qualifiers(sql: str, schema: Schema) -> tuple[str, list[str]]:
 
 def _requalify(column: exp.Column, scope: Scope, schema: Schema) -> Edit | None:
     """The edit of one column's qualifier when no query it may belong to (its own or an enclosing one) has a source
-    of that name and exactly one table of its own query has the column; None otherwise."""
+    of that name and exactly one source of its own query has the column (a table that has it, or a CTE or subquery
+    that selects it); None otherwise."""
     qualifier = column.args.get("table")
     if not isinstance(qualifier, exp.Identifier) or column.args.get("db") or "start" not in qualifier.meta:
         return None
-    if any(qualifier.name.lower() in {name.lower() for name in s.sources} for s in _enclosing(scope)):
+    if any(qualifier.name.lower() in {name.lower() for name in s.sources} for s in enclosing_scopes(scope)):
         return None
-    owners = [name for name, table in source_tables(scope, schema).items() if table.column(column.name)]
+    tables = source_tables(scope, schema)
+    derived = {id(source): name for name, source in scope.sources.items()  # a CTE read under an alias: the alias
+               if isinstance(source, Scope) and isinstance(source.expression, exp.Select)
+               and column.name.lower() in {output.lower() for output in source.expression.named_selects}}
+    owners = [name for name, table in tables.items() if table.column(column.name)] + list(derived.values())
     if len(owners) != 1:
         return None
     written = exp.to_identifier(owners[0]).sql(dialect=schema.dialect)
     return (qualifier.meta["start"], qualifier.meta["end"], written,
             f"{qualifier.name}.{column.name} read as {owners[0]}.{column.name}")
-
-
-def _enclosing(scope: Scope):
-    """The scope and those enclosing it, whose sources a correlated column may name."""
-    while scope is not None:
-        yield scope
-        scope = scope.parent

@@ -7,6 +7,7 @@ switch retrieval and validation off and sample the direct prompt once or six tim
 
 from __future__ import annotations
 
+import logging
 import operator
 from dataclasses import replace
 from typing import Annotated, Any, Callable, Sequence, TypedDict
@@ -18,7 +19,7 @@ from askchain.config import Settings
 from askchain.db.base import QueryResult
 from askchain.db.schema import Schema
 from askchain.domain import domain_of
-from askchain.errors import ConfigError
+from askchain.errors import ConfigError, describe
 from askchain.generation.candidates import GENERATORS, Candidate, dedupe
 from askchain.generation.context import Example, GenerationContext
 from askchain.generation.sql_text import normalize_sql
@@ -46,6 +47,8 @@ from askchain.retrieval.schema import estimate_tokens, link_schema
 from askchain.semantic import Layer, Reading, Shorthand
 
 StageOutput = tuple[dict[str, Any], dict[str, Any]]
+
+log = logging.getLogger(__name__)
 
 
 class State(TypedDict, total=False):
@@ -319,7 +322,11 @@ def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
     def repair(candidate: Candidate) -> Candidate:
         sql, notes = candidate.sql, []
         for rule in rules:
-            sql, found = rule(sql)
+            try:
+                sql, found = rule(sql)
+            except Exception as exc:  # noqa: BLE001 - a bug in one repair leaves the query as it is, for validation
+                log.warning("a repair failed on a candidate and was skipped: %s", describe(exc))
+                found = []
             notes += found
         return replace(candidate, sql=sql, repairs=tuple(notes)) if notes else candidate
 

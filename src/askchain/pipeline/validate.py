@@ -203,7 +203,7 @@ def _unresolved_column(message: str, tree: exp.Expression, written: exp.Expressi
     lacking, reasons = {}, []
     spelled = {identifier.name.lower(): identifier.name for identifier in written.find_all(exp.Identifier)}
     for scope in traverse_scope(tree):
-        tables = _scope_tables(scope, schema)
+        tables = _tables_only(_scope_tables(scope, schema))
         for column in scope.columns:
             if column.name.lower() != wanted:
                 continue
@@ -258,7 +258,8 @@ def _why_unreadable(scope: Scope, column: exp.Column, tables: dict[str, Table], 
     alias, select = derived[0]
     where = as_written(alias) if alias.lower() in spelled else "the subquery in FROM"  # `_0`: sqlglot's name for it
     computed = next((p for p in select.expressions if isinstance(p, exp.Alias)
-                     and any(c.name.lower() == name.lower() for c in p.this.find_all(exp.Column))), None)
+                     and {c.name.lower() for c in p.this.find_all(exp.Column)} == {name.lower()}
+                     and not p.this.find(exp.AggFunc, exp.Window)), None)  # DATE(block_timestamp) AS day, not COUNT
     if computed is not None:
         shown = computed.this.copy()
         for identifier in shown.find_all(exp.Identifier):
@@ -273,17 +274,37 @@ def _why_unreadable(scope: Scope, column: exp.Column, tables: dict[str, Table], 
 def _scope_tables(scope, schema: Schema) -> dict:
     """The schema tables a query scope reads, by lower-cased alias (tables the schema lacks are left out), and the
     records of a struct array it UNNESTs (`FROM blocks, UNNEST(withdrawals) AS w`: `w` reads a table
-    "blocks.withdrawals" of the struct's fields), so `w.amount` is a schema column like any other."""
-    tables = {alias.lower(): schema.table(".".join(p.name for p in source.parts))
-              for alias, source in scope.sources.items() if isinstance(source, exp.Table)}
-    tables = {alias: table for alias, table in tables.items() if table is not None}
+    "blocks.withdrawals" of the struct's fields), so `w.amount` is a schema column like any other. The array may be
+    an enclosing query's (`(SELECT SUM(...) FROM UNNEST(b.withdrawals) AS w)`); the records go by the alias as written
+    (`w`) and by sqlglot's name for the UNNEST once qualified (`_0`, read as `_0.w.amount`)."""
+    tables = _source_tables(scope, schema)
     for alias, source in scope.sources.items():
         unnest = source.expression if isinstance(source, Scope) else None
         if isinstance(unnest, exp.Unnest) and len(unnest.expressions) == 1:
-            records = _struct_records(unnest.expressions[0], tables, schema.dialect)
-            if records is not None:  # `w.amount` as written, or `_0.w.amount` once qualified
+            records = next(filter(None, (_struct_records(unnest.expressions[0], _source_tables(outer, schema),
+                                                         schema.dialect) for outer in enclosing_scopes(scope))), None)
+            if records is not None:
                 tables.update({name.lower(): records for name in (alias, *unnest.alias_column_names)})
     return tables
+
+
+def _source_tables(scope: Scope, schema: Schema) -> dict[str, Table]:
+    """The schema tables among a scope's sources, by lower-cased alias."""
+    tables = {alias.lower(): schema.table(".".join(p.name for p in source.parts))
+              for alias, source in scope.sources.items() if isinstance(source, exp.Table)}
+    return {alias: table for alias, table in tables.items() if table is not None}
+
+
+def enclosing_scopes(scope: Scope) -> Iterator[Scope]:
+    """The scope and those enclosing it, whose sources a correlated column may name."""
+    while scope is not None:
+        yield scope
+        scope = scope.parent
+
+
+def _tables_only(tables: dict[str, Table]) -> dict[str, Table]:
+    """The tables of `_scope_tables` without UNNESTed records: what a finding may tell a reviser to qualify by."""
+    return {alias: table for alias, table in tables.items() if not isinstance(table, Records)}
 
 
 @dataclass
@@ -854,12 +875,13 @@ def _check_figures_the_question_gives(tree: exp.Expression, schema: Schema, unit
     gwei for ETH): the filter keeps other rows, and nothing else looks wrong. A figure of almost nothing is left to
     the check that names that."""
     for found in figures_not_given(tree, schema, units, question):
-        if found.unit.least_meant is not None and abs(found.meant) < found.unit.least_meant:
-            continue
+        unit = found.unit
+        if unit.least_meant is not None and abs(found.meant) < unit.least_meant and not unit.asked_in(question):
+            continue  # almost nothing: the check of tiny figures names it
         number, word = found.closest
         findings.errors.append(
-            f"{_unqualified_sql(found.comparison, schema.dialect)} compares {found.column} ({found.unit.name}) with "
-            f"{found.meant / found.unit.scales[word]:g} {word}, none of the amounts the question gives "
+            f"{_unqualified_sql(found.comparison, schema.dialect)} compares {found.column} ({unit.name}) with "
+            f"{found.meant / unit.scales[word]:g} {word}, none of the amounts the question gives "
             f"({', '.join(f'{n} {w}' for n, w in found.given)}); {number} {word} is "
             f"{_unqualified_sql(found.as_given(), schema.dialect)}")
         return  # one such finding is enough to send the query back
@@ -878,7 +900,8 @@ class FigureNotGiven(NamedTuple):
     #: The figure read in the column's unit.
     meant: float
     #: The question's amounts in the unit's scales (number as written, scale word), and the one the figure was
-    #: meant as: the one whose number the figure writes, else the closest to it in powers of ten.
+    #: meant as: the one whose number the figure writes (also a number the question writes without a scale word, as
+    #: "1" in "between 1 and 10 ETH"), else the closest to it in powers of ten (not a bare number: "the last 7 days").
     given: list[tuple[str, str]]
     closest: tuple[str, str]
 
@@ -908,7 +931,7 @@ def figures_not_given(tree: exp.Expression, schema: Schema, units: Mapping[str, 
     (when it writes one). The figure is read in the column's unit through the conversion written on either side
     (`value / 1e18 > 10` is `value > 10 * 1e18`); zero (or less) is a bound in any unit, the question's other numbers count
     too ("0.1 to 1 ETH"), and a range's bound in a histogram may stand for none (`x < 1e30` for "or more")."""
-    numbers = [value_of(n) for n in NUMBER.findall(question)]
+    numbers = NUMBER.findall(question)
     for scope in traverse_scope(tree):
         tables = _scope_tables(scope, schema)
         for comparison in _own_nodes(scope, *WEIGHINGS):
@@ -921,11 +944,12 @@ def figures_not_given(tree: exp.Expression, schema: Schema, units: Mapping[str, 
                 given = _amounts_given(question, unit) if unit else []
                 if not given:
                     continue
-                meant = bound / scaled[1]
-                if any(math.isclose(meant, amount, rel_tol=1e-9) for amount in _amounts_meant(given, numbers, unit)):
+                meant, amounts = bound / scaled[1], _amounts_meant(given, numbers)
+                in_unit = {amount: value_of(amount[0]) * unit.scales[amount[1]] for amount in amounts}
+                if any(math.isclose(meant, value, rel_tol=1e-9) for value in in_unit.values()):
                     continue
-                closest = next((a for a in given if math.isclose(bound, value_of(a[0]), rel_tol=1e-9)), None) or \
-                    min(given, key=lambda a: _orders_apart(meant, value_of(a[0]) * unit.scales[a[1]]))
+                closest = next((a for a in amounts if math.isclose(bound, value_of(a[0]), rel_tol=1e-9)), None) or \
+                    min(given, key=lambda a: _orders_apart(meant, in_unit[a]))
                 yield FigureNotGiven(comparison, figure, f"{found[0].name}.{found[1].name}", unit, scaled[1], meant,
                                      given, closest)
 
@@ -941,13 +965,13 @@ def _amounts_given(question: str, unit: Unit) -> list[tuple[str, str]]:
             for match in re.finditer(pattern, question, re.IGNORECASE)]
 
 
-def _amounts_meant(given: list[tuple[str, str]], numbers: list[float], unit: Unit) -> list[float]:
-    """The question's amounts in the unit: each written with a scale word in that scale, each other number in any
-    scale the question writes ("0.1 to 1 ETH": 0.1 ETH too; in "32 ETH, i.e. 32,000,000,000 gwei" the second is no
-    amount of ETH)."""
+def _amounts_meant(given: list[tuple[str, str]], numbers: list[str]) -> list[tuple[str, str]]:
+    """The question's amounts as (number, scale word): each written with a scale word in that scale, each other number
+    in any scale the question writes ("0.1 to 1 ETH": 0.1 ETH too; in "32 ETH, i.e. 32,000,000,000 gwei" the second
+    is no amount of ETH)."""
     written = {value_of(number) for number, _ in given}
-    return [value_of(number) * unit.scales[word] for number, word in given] + \
-        [n * unit.scales[word] for n in numbers if n not in written for _, word in given]
+    words = list(dict.fromkeys(word for _, word in given))
+    return given + [(number, word) for number in numbers if value_of(number) not in written for word in words]
 
 
 def _orders_apart(one: float, other: float) -> float:
@@ -1077,14 +1101,15 @@ def _columns_against_words(comparison: exp.Expression) -> list[tuple[exp.Column,
 
 def _schema_column(column: exp.Expression, tables: dict[str, Table]) -> tuple[Table, Column] | None:
     """The schema table and column a scope's column reads: by its source alias once qualified, else the one table of
-    the scope that has a column of that name; None for anything else (an expression, a CTE's column)."""
+    the scope that has a column of that name; a field of UNNESTed records (`w.amount`, once qualified a `Dot`) is
+    the records' column; None for anything else (an expression, a CTE's column)."""
     if isinstance(column, exp.Dot) and isinstance(column.this, exp.Column):  # a field of an UNNESTed record
         records = tables.get((column.this.table or column.this.name).lower())
         field = records.column(column.name) if records is not None else None
         return (records, field) if field is not None else None
     if not isinstance(column, exp.Column):
         return None
-    owners = [tables.get(column.table.lower())] if column.table else list(tables.values())
+    owners = [tables.get(column.table.lower())] if column.table else list({id(t): t for t in tables.values()}.values())
     found = [(t, t.column(column.name)) for t in owners if t is not None and t.column(column.name) is not None]
     return found[0] if len(found) == 1 else None
 

@@ -32,7 +32,9 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("Which tokens did the 5 senders found in step 1 move?", set()),  # a planned step's rows, not a ranking
     ("Top 5 tokens by transfers", {"top_n"}),
     ("Blocks mined on each day of the week", {"weekday"}),  # not per day (by date)
-    ("Blocks mined each day this week", {"per_day", "this_week"}),
+    ("Blocks mined each day this week", {"each_day", "this_week"}),
+    ("For each of the last 7 days, how many blocks were mined?", {"each_day", "last_n_days"}),  # the window's own span
+    ("What was the average daily number of blocks in the last 30 days?", {"per_day", "average", "last_n_days"}),
     ("Blocks yesterday against the same weekday a week earlier", {"yesterday", "period_comparison"}),  # no weekday
     ("What share of top-level calls failed yesterday?", {"share", "top_level_call", "failed_transaction", "yesterday"}),
     ("How many internal calls did transactions make in the last 7 days?", {"internal_call", "last_n_days"}),
