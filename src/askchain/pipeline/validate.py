@@ -317,7 +317,8 @@ class Records(Table):
         """The finding for a field these records lack, naming the fields and the array's table's column of that name."""
         fields = ", ".join(c.name for c in self.columns)
         owner = f"; {name} is a column of {self.of.name}" if self.of and self.of.column(name) is not None else ""
-        return f"Column '{alias}.{name}' cannot be read: {alias} is one of {self.name}, whose fields are {fields}{owner}"
+        return (f"Column '{alias}.{name}' cannot be read: {alias} is one of {self.name}, whose fields are "
+                f"{fields}{owner}")
 
 
 def _check_record_fields(tree: exp.Expression, schema: Schema, findings: Findings) -> None:
@@ -327,10 +328,16 @@ def _check_record_fields(tree: exp.Expression, schema: Schema, findings: Finding
     for scope in traverse_scope(tree):
         tables = _scope_tables(scope, schema)
         for dot in _own_nodes(scope, exp.Dot):
-            records = tables.get((dot.this.table or dot.this.name).lower()) if isinstance(dot.this, exp.Column) else None
+            records = _records_read(dot, tables)
             if isinstance(records, Records) and records.column(dot.name) is None:
                 findings.errors.append(records.lacks(dot.this.name, dot.name))
                 return
+
+
+def _records_read(dot: exp.Dot, tables: dict[str, Table]) -> Table | None:
+    """The table a field access reads from (`_0.w.amount` once qualified: the records named `_0`), None when the
+    access is on no column."""
+    return tables.get((dot.this.table or dot.this.name).lower()) if isinstance(dot.this, exp.Column) else None
 
 
 def _struct_records(array: exp.Expression, tables: dict[str, Table], dialect: str) -> Records | None:
@@ -781,7 +788,7 @@ def _check_literal_shapes(tree: exp.Expression, schema: Schema, findings: Findin
 
 def _inner_join_keys(select: exp.Expression) -> set[tuple[str, str]]:
     """The columns (table, name; lower case) a select's inner joins match on with `=`: no row it reads is NULL there.
-    None when a right or full join brings unmatched rows back."""
+    None when a right or full join brings unmatched rows back (an empty set)."""
     joins = select.args.get("joins") or []
     if any(join.side in ("RIGHT", "FULL") for join in joins):
         return set()
@@ -929,8 +936,8 @@ def figures_not_given(tree: exp.Expression, schema: Schema, units: Mapping[str, 
                       question: str) -> Iterator[FigureNotGiven]:
     """Each comparison of an amount with a figure that is none of the question's amounts in the scales it writes
     (when it writes one). The figure is read in the column's unit through the conversion written on either side
-    (`value / 1e18 > 10` is `value > 10 * 1e18`); zero (or less) is a bound in any unit, the question's other numbers count
-    too ("0.1 to 1 ETH"), and a range's bound in a histogram may stand for none (`x < 1e30` for "or more")."""
+    (`value / 1e18 > 10` is `value > 10 * 1e18`); zero (or less) is a bound in any unit, the question's other numbers
+    count too ("0.1 to 1 ETH"), and a range's bound in a histogram may stand for none (`x < 1e30` for "or more")."""
     numbers = NUMBER.findall(question)
     for scope in traverse_scope(tree):
         tables = _scope_tables(scope, schema)
@@ -1103,8 +1110,8 @@ def _schema_column(column: exp.Expression, tables: dict[str, Table]) -> tuple[Ta
     """The schema table and column a scope's column reads: by its source alias once qualified, else the one table of
     the scope that has a column of that name; a field of UNNESTed records (`w.amount`, once qualified a `Dot`) is
     the records' column; None for anything else (an expression, a CTE's column)."""
-    if isinstance(column, exp.Dot) and isinstance(column.this, exp.Column):  # a field of an UNNESTed record
-        records = tables.get((column.this.table or column.this.name).lower())
+    if isinstance(column, exp.Dot):  # a field of an UNNESTed record
+        records = _records_read(column, tables)
         field = records.column(column.name) if records is not None else None
         return (records, field) if field is not None else None
     if not isinstance(column, exp.Column):
