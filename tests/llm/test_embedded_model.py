@@ -214,28 +214,3 @@ def test_a_zero_padded_hex_literal_is_copied_whole_not_cut_as_a_loop(settings, l
     model = get_model("qwen2.5-coder-0.5b", settings)
     reply = model.complete(ask, max_tokens=120, n=n)
     assert all(f"'{literal}'" in text for text in reply.texts), reply.texts
-
-
-def test_a_sample_carries_the_models_own_log_probability(settings):
-    """The first greedy token's log-probability is the largest log-softmax of the prompt's last logits; a sample
-    drawn hot is written less likely than the greedy one."""
-    import llama_cpp
-    import numpy as np
-
-    from askchain.llm.llamacpp_batch import chat_prompt_tokens, evaluate_prompt, sample_batch
-
-    model = get_model("qwen2.5-coder-0.5b", settings)
-    llama = model.llama
-    with model.loaded.lock:
-        prompt = chat_prompt_tokens(llama, SINGERS)
-        evaluate_prompt(llama, prompt)
-        evaluate_prompt(llama, prompt)  # the last token decoded alone, as sample_batch decodes it
-        last = llama_cpp.llama_get_logits(llama._ctx.ctx)  # the prompt's one output row
-        logits = np.ctypeslib.as_array(last, shape=(llama.n_vocab(),)).astype(np.float64)
-        expected = -float(np.log(np.exp(logits - logits.max()).sum()))  # log-softmax of the largest logit
-        first, = sample_batch(llama, [prompt], temperature=0.0, top_p=1.0, max_tokens=1, stop=(), seeds=[1])
-    assert first.tokens == 1 and first.logprob == pytest.approx(expected, abs=1e-3)
-    greedy = model.complete(SINGERS, max_tokens=30)
-    hot = model.complete(SINGERS, temperature=1.5, top_p=1.0, max_tokens=30, n=4, seed=5)
-    assert all(p is not None and p < 0 for p in greedy.logprobs + hot.logprobs)
-    assert greedy.logprobs[0] > min(hot.logprobs)

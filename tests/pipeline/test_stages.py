@@ -185,26 +185,6 @@ def test_the_vote_picks_the_largest_group_without_asking_the_model(engine, ctx):
     assert sel.reason == "majority vote" and "France" in sel.chosen.candidate.sql and not model.requests
 
 
-@pytest.mark.parametrize("logprobs, chosen", [
-    ((-0.5, -0.2), "SELECT count(*) FROM singer"),  # as many votes: the query the model wrote more readily
-    ((-0.2, -0.5), "France"),
-    ((None, None), "France"),  # a provider that reports none: the order the samples were drawn in
-    ((None, -0.9), "SELECT count(*) FROM singer"),  # a reported log-probability outranks none
-])
-def test_a_tied_vote_goes_to_the_most_likely_query(engine, ctx, logprobs, chosen):
-    samples = ["SELECT count(*) FROM singer WHERE Country = 'France'", "SELECT count(*) FROM singer"]
-    candidates = [Candidate(s, "direct", logprob=p) for s, p in zip(samples, logprobs)]
-    execs = revision_loop(candidates, ctx=ctx, model=ScriptedModel([]), key=lambda s: s,
-                          validate=lambda s: validate_sql(s, engine.schema()), execute=lambda s: try_execute(engine, s),
-                          rounds=0)
-    assert chosen in select_best(execs, ctx=ctx, model=ScriptedModel([]), method="vote").chosen.candidate.sql
-
-
-def test_duplicate_samples_keep_the_highest_log_probability():
-    merged = dedupe([Candidate("SELECT 1", "direct", logprob=p) for p in (-0.7, None, -0.3)], "sqlite")
-    assert [(c.votes, c.logprob) for c in merged] == [(3, -0.3)]
-
-
 NO_ROWS = "SELECT Name FROM singer WHERE Country = 'Atlantis'"
 ROWS = "SELECT Name FROM singer WHERE Country = 'France'"
 

@@ -73,8 +73,7 @@ def audit_selection(out_dir: Path, model: ChatModel, settings: Settings, max_gro
             result, error = try_execute(engine, group["sql"])
             if error:  # the database changed since the run: this group cannot be replayed
                 continue
-            candidate = Candidate(group["sql"], ",".join(group.get("generators", [])), votes=group["votes"],
-                                  logprob=group.get("logprob"))
+            candidate = Candidate(group["sql"], ",".join(group.get("generators", [])), votes=group["votes"])
             executions.append(Execution(candidate, result, None, Findings(), "success"))
             right.append(compare(gold.columns, gold.rows, result.columns, result.rows, example.order_matters))
         if len(executions) < 2:

@@ -30,7 +30,6 @@ class Candidate:
     round: int = 0
     votes: int = 1  # samples that wrote this same query (after de-duplication)
     repairs: tuple[str, ...] = ()  # what askchain repaired in what the model wrote (pipeline.stages.repairer)
-    logprob: float | None = None  # the model's mean log-probability per token of what it wrote (None: not reported)
 
     def key(self, dialect: str) -> str:
         return normalize_sql(self.sql, dialect)
@@ -50,8 +49,7 @@ def _sample(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, se
         n=cfg.n,
         seed=seed,
     )
-    return [Candidate(extract_sql(text), name, _comment_lines(text.split("```sql")[-1]) or "", logprob=logprob)
-            for text, logprob in zip(completion.texts, completion.logprobs)]
+    return [Candidate(extract_sql(text), name, _comment_lines(text.split("```sql")[-1]) or "") for text in completion.texts]
 
 
 def direct(ctx, model, cfg, seed, execute) -> list[Candidate]:
@@ -169,22 +167,14 @@ GENERATORS: dict[str, Callable] = {
 
 
 def dedupe(candidates: list[Candidate], dialect: str) -> list[Candidate]:
-    """Merge candidates by their normalised sqlglot form, keeping the first of each with the votes of all and the
-    highest log-probability any of them was written with."""
+    """Merge candidates by their normalised sqlglot form, keeping the first of each with the votes of all."""
     unique: dict[str, Candidate] = {}
     for cand in candidates:
         if not cand.sql.strip():
             continue
         key = cand.key(dialect)
         kept = unique.get(key)
-        unique[key] = cand if kept is None else replace(kept, votes=kept.votes + cand.votes,
-                                                         logprob=most_likely(kept.logprob, cand.logprob))
+        unique[key] = cand if kept is None else replace(kept, votes=kept.votes + cand.votes)
     return list(unique.values())
-
-
-def most_likely(*logprobs: float | None) -> float | None:
-    """The highest of the log-probabilities reported (None when none is)."""
-    known = [p for p in logprobs if p is not None]
-    return max(known) if known else None
 
 

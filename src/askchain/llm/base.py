@@ -77,7 +77,6 @@ class Completion:
     texts: list[str]
     usage: Usage
     parsed: list[Any] = field(default_factory=list)
-    logprobs: list[float | None] = field(default_factory=list)  # per text, where the provider reports them
 
     @property
     def text(self) -> str:
@@ -121,13 +120,11 @@ class RawSample:
     prompt_tokens: int
     completion_tokens: int
     restored_tokens: int = 0  # of prompt_tokens, not evaluated: their KV cells were already in the context
-    logprob: float | None = None  # mean log-probability of the generated tokens, where the provider reports it
 
 
 def _cached(sample: RawSample) -> dict[str, Any]:
     """A sample as the response cache keeps it: restoring is a fact of the call that computed it, not of the reply."""
-    return {"text": sample.text, "prompt_tokens": sample.prompt_tokens, "completion_tokens": sample.completion_tokens,
-            "logprob": sample.logprob}
+    return {"text": sample.text, "prompt_tokens": sample.prompt_tokens, "completion_tokens": sample.completion_tokens}
 
 
 _meters: contextvars.ContextVar[tuple[Usage, ...]] = contextvars.ContextVar("askchain_usage_meters", default=())
@@ -236,7 +233,7 @@ class ChatModel(ABC):
             _record(usage)
             texts = [s.text for s in samples]
             parsed = [parse_json_reply(t, response_model) for t in texts] if response_model else []
-            completions.append(Completion(texts=texts, usage=usage, parsed=parsed, logprobs=[s.logprob for s in samples]))
+            completions.append(Completion(texts=texts, usage=usage, parsed=parsed))
         return completions
 
 

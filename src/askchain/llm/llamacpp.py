@@ -191,13 +191,12 @@ class LlamaCppModel(ChatModel):
                         max_tokens=options.max_tokens, stop=options.stop, seeds=[requests[r].seed + i for r, i in chunk],
                         draft_tokens=self.lookup_draft_tokens,
                     )
-                for (r, i), output in zip(chunk, outputs):
+                for (r, i), (text, tokens) in zip(chunk, outputs):
                     first_sample = i == 0  # a request's prompt is counted with its first sample
                     samples[r].append(
                         RawSample(
-                            output.text, prompt_tokens=len(prompts[r]) if first_sample else 0,
-                            completion_tokens=output.tokens, restored_tokens=restored[r] if first_sample else 0,
-                            logprob=output.logprob,
+                            text, prompt_tokens=len(prompts[r]) if first_sample else 0, completion_tokens=tokens,
+                            restored_tokens=restored[r] if first_sample else 0,
                         )
                     )
         finally:

@@ -36,18 +36,6 @@ class _Sequence:
     tokens: list[int] = field(default_factory=list)
     text: str = ""
     done: bool = False
-    logprob: float = 0.0  # summed over every token sampled, an end-of-generation token included
-    sampled: int = 0
-
-
-@dataclass(frozen=True)
-class Sampled:
-    """One completion of a batch: its text (cut at a stop marker), tokens generated and their mean log-probability
-    under the model's own distribution (before temperature and truncation), which ranks samples the vote ties."""
-
-    text: str
-    tokens: int
-    logprob: float
 
 
 def chat_prompt_tokens(llama, messages: list[dict[str, str]]) -> list[int]:
@@ -107,8 +95,8 @@ def sample_batch(
     stop: tuple[str, ...],
     seeds: list[int],
     draft_tokens: int = 0,
-) -> list[Sampled]:
-    """One completion per prompt, decoded side by side.
+) -> list[tuple[str, int]]:
+    """One completion per prompt, decoded side by side, as (text, completion tokens) pairs.
 
     Identical prompts (n samples of one prompt) share the prompt's cells and its last logits. Different prompts
     (e.g. revisions of several queries over one schema) share their common prefix, evaluated once; each sequence
@@ -185,8 +173,7 @@ def sample_batch(
         llama.input_ids[: len(first)] = first
         llama.n_tokens = len(first)
         llama._requires_eval = True  # the last logits belong to a sample, not to the prompt
-    return [Sampled(_cut_at_stop(s.text, stop), len(s.tokens), s.logprob / max(s.sampled, 1))
-            for s in sequences]
+    return [(_cut_at_stop(sequence.text, stop), len(sequence.tokens)) for sequence in sequences]
 
 
 def _sample_along(sequence: _Sequence, context, rows: list[int], drafted: list[int], llama, vocab, stop, max_tokens,
@@ -196,8 +183,6 @@ def _sample_along(sequence: _Sequence, context, rows: list[int], drafted: list[i
     at an end-of-generation token, a stop marker, max_tokens or a loop."""
     for row, draft in zip(rows, [*drafted, None]):
         token = sequence.sampler.sample(context, row)
-        sequence.logprob += token_logprob(context, row, token, llama.n_vocab())
-        sequence.sampled += 1
         if is_eog(vocab, token):
             sequence.done = True
             return None
@@ -209,17 +194,6 @@ def _sample_along(sequence: _Sequence, context, rows: list[int], drafted: list[i
         if token != draft:  # the last row has no draft: the loop always ends here
             break
     return token
-
-
-def token_logprob(context, row: int, token: int, n_vocab: int) -> float:
-    """The log-probability the model gives `token` at a logits row: its raw logits' log-softmax (the sampler copies
-    the logits before it tempers and truncates them, so they are still the model's own)."""
-    import llama_cpp
-    import numpy as np
-
-    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(context.ctx, row), shape=(n_vocab,))
-    top = float(logits.max())
-    return float(logits[token]) - top - float(np.log(np.exp(logits - top).sum()))
 
 
 class LookupDrafts:

@@ -35,7 +35,7 @@ class Execution:
             "sql": self.candidate.sql, "generator": self.candidate.generator, "status": self.status, "error": self.error,
             "rows": len(self.result.rows) if self.result else 0, "round": self.candidate.round,
             "votes": self.candidate.votes, "warnings": self.findings.warnings,
-            "repairs": list(self.candidate.repairs), "logprob": self.candidate.logprob,
+            "repairs": list(self.candidate.repairs),
         }
 
     def problem(self) -> str:
@@ -103,7 +103,6 @@ def revise_all(failed: list[Execution], ctx: GenerationContext, model: ChatModel
         repair(Candidate(
             extract_sql(reply.text), f"{ex.candidate.generator.split('+')[0]}+revision", parent=ex.candidate.sql,
             round=round_no, votes=ex.candidate.votes,  # the fix stands for every sample that wrote the broken query
-            logprob=reply.logprobs[0],
         ))
         for ex, reply in zip(failed, replies)
     ]

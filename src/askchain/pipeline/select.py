@@ -6,7 +6,6 @@ the candidates' positions, not their correctness (docs/benchmarks.md), so its de
 from __future__ import annotations
 
 import itertools
-import math
 
 from dataclasses import dataclass, field
 from typing import Literal
@@ -15,7 +14,7 @@ from pydantic import BaseModel
 from sqlglot.errors import SqlglotError
 
 from askchain.db.dialects import parse_one
-from askchain.generation.candidates import most_likely, result_preview
+from askchain.generation.candidates import result_preview
 from askchain.generation.context import GenerationContext
 from askchain.llm.base import ChatModel
 from askchain.pipeline.revise import Execution, empty_majority
@@ -39,12 +38,6 @@ class Group:
     @property
     def generators(self) -> list[str]:
         return sorted({ex.candidate.generator for ex in self.members})
-
-    @property
-    def logprob(self) -> float | None:
-        """The highest mean token log-probability a member was written with: how readily the model writes this
-        result's query, which decides between groups with as many votes."""
-        return most_likely(*(ex.candidate.logprob for ex in self.members))
 
 
 @dataclass
@@ -83,15 +76,13 @@ def result_signature(ex: Execution, dialect: str) -> tuple:
 
 
 def group_by_result(executions: list[Execution], dialect: str, with_empty: bool = False) -> list[Group]:
-    """Successful executions grouped by equal result, most votes first and, among as many votes, the most likely
-    first (`Group.logprob`; the order they were drawn in where the model reports none); `with_empty` counts no rows
-    as a result."""
+    """Successful executions grouped by equal result, most votes first; `with_empty` counts no rows as a result."""
     counted = {"success", "empty"} if with_empty else {"success"}
     groups: dict[tuple, Group] = {}
     for ex in executions:
         if ex.status in counted:
             groups.setdefault(result_signature(ex, dialect), Group([])).members.append(ex)
-    return sorted(groups.values(), key=lambda g: (-g.votes, -(g.logprob if g.logprob is not None else -math.inf)))
+    return sorted(groups.values(), key=lambda g: -g.votes)
 
 
 def select_best(

@@ -443,8 +443,8 @@ def select(state: State, run: Run) -> StageOutput:
           "row_count": len(result.rows) if result else 0, "truncated": bool(result and result.truncated), "error": error})
     record = {
         "reason": selection.reason,
-        "groups": [{"size": len(g.members), "votes": g.votes, "score": g.score, "logprob": g.logprob,
-                    "generators": g.generators, "sql": g.representative.candidate.sql} for g in selection.groups],
+        "groups": [{"size": len(g.members), "votes": g.votes, "score": g.score, "generators": g.generators,
+                    "sql": g.representative.candidate.sql} for g in selection.groups],
         "matches": selection.matches,
         "chosen": sql,
     }
