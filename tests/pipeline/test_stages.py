@@ -185,6 +185,21 @@ def test_the_vote_picks_the_largest_group_without_asking_the_model(engine, ctx):
     assert sel.reason == "majority vote" and "France" in sel.chosen.candidate.sql and not model.requests
 
 
+def test_the_revision_budget_goes_to_the_most_promising_failure_first(engine, ctx):
+    """More samples behind a failure first, then fewer problems, then the shorter query."""
+    failures = [
+        Candidate("SELECT nope, nada FROM singer WHERE Country = 'France'", "direct"),  # two problems
+        Candidate("SELECT nope FROM singer WHERE Country = 'France' ORDER BY Name", "direct"),  # one, but longer
+        Candidate("SELECT nope FROM singer", "direct"),  # one problem, shortest
+        Candidate("SELECT nada, nope FROM singer", "direct", votes=2),  # two problems, but two samples wrote it
+    ]
+    model = ScriptedModel(lambda request, i: "```sql\nSELECT count(*) FROM singer\n```")
+    revision_loop(failures, ctx=ctx, model=model, key=lambda s: s, validate=lambda s: validate_sql(s, engine.schema()),
+                  execute=lambda s: try_execute(engine, s), rounds=1, max_revisions=2)
+    revised = [request.values["sql"] for request in model.requests]
+    assert revised == ["SELECT nada, nope FROM singer", "SELECT nope FROM singer"]
+
+
 NO_ROWS = "SELECT Name FROM singer WHERE Country = 'Atlantis'"
 ROWS = "SELECT Name FROM singer WHERE Country = 'France'"
 
