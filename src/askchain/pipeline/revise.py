@@ -56,8 +56,8 @@ def empty_majority(executions: list[Execution], share: float) -> bool:
 
 def promise(ex: Execution) -> tuple[int, int, int]:
     """How near a failure is to an answer, the most promising first: the query more samples wrote, then the one with
-    fewer problems to fix, then the shorter. Revisions that turned an Ethereum answer right came from the first of
-    this order in every whole-split run (docs/benchmarks.md), so the budget goes there first."""
+    fewer problems to fix, then the shorter. Every Ethereum answer a revision turned right in the whole-split runs
+    had a right revision of the first failure in this order (docs/benchmarks.md), so the budget goes there first."""
     problems = len(ex.findings.errors) if ex.status == "invalid" else 1
     return -ex.candidate.votes, problems, len(ex.candidate.sql)
 
