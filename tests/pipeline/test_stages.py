@@ -11,7 +11,7 @@ from askchain.pipeline.run import try_execute
 from askchain.pipeline.stages import draft_agrees
 from askchain.pipeline.revise import revision_loop
 from askchain.pipeline.select import group_by_result, select_best
-from askchain.pipeline.validate import validate_sql
+from askchain.pipeline.validate import Findings, validate_sql
 
 
 @pytest.fixture
@@ -187,17 +187,19 @@ def test_the_vote_picks_the_largest_group_without_asking_the_model(engine, ctx):
 
 def test_the_revision_budget_goes_to_the_most_promising_failure_first(engine, ctx):
     """More samples behind a failure first, then fewer problems, then the shorter query."""
-    failures = [
-        Candidate("SELECT nope, nada FROM singer WHERE Country = 'France'", "direct"),  # two problems
-        Candidate("SELECT nope FROM singer WHERE Country = 'France' ORDER BY Name", "direct"),  # one, but longer
-        Candidate("SELECT nope FROM singer", "direct"),  # one problem, shortest
-        Candidate("SELECT nada, nope FROM singer", "direct", votes=2),  # two problems, but two samples wrote it
-    ]
+    problems = {
+        "SELECT a FROM singer": ["a is unknown", "no GROUP BY"],  # two problems, though short
+        "SELECT b FROM singer WHERE Country = 'France'": ["b is unknown"],  # one problem, longer
+        "SELECT c FROM singer": ["c is unknown"],  # one problem, shortest
+        "SELECT d FROM singer WHERE Country = 'France' ORDER BY Name": ["d is unknown", "no GROUP BY"],  # two samples
+    }
+    failures = [Candidate(sql, "direct", votes=2 if sql.startswith("SELECT d") else 1) for sql in problems]
     model = ScriptedModel(lambda request, i: "```sql\nSELECT count(*) FROM singer\n```")
-    revision_loop(failures, ctx=ctx, model=model, key=lambda s: s, validate=lambda s: validate_sql(s, engine.schema()),
-                  execute=lambda s: try_execute(engine, s), rounds=1, max_revisions=2)
+    revision_loop(failures, ctx=ctx, model=model, key=lambda s: s, validate=lambda s: Findings(list(problems.get(s, []))),
+                  execute=lambda s: try_execute(engine, s), rounds=1, max_revisions=3)
     revised = [request.values["sql"] for request in model.requests]
-    assert revised == ["SELECT nada, nope FROM singer", "SELECT nope FROM singer"]
+    assert revised == ["SELECT d FROM singer WHERE Country = 'France' ORDER BY Name", "SELECT c FROM singer",
+                       "SELECT b FROM singer WHERE Country = 'France'"]
 
 
 NO_ROWS = "SELECT Name FROM singer WHERE Country = 'Atlantis'"

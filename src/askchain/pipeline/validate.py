@@ -788,7 +788,7 @@ def _check_literal_shapes(tree: exp.Expression, schema: Schema, findings: Findin
 
 def _inner_join_keys(select: exp.Expression) -> set[tuple[str, str]]:
     """The columns (table, name; lower case) a select's inner joins match on with `=`: no row it reads is NULL there.
-    None when a right or full join brings unmatched rows back (an empty set)."""
+    None of them (an empty set) when a right or full join brings unmatched rows back."""
     joins = select.args.get("joins") or []
     if any(join.side in ("RIGHT", "FULL") for join in joins):
         return set()
