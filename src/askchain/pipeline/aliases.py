@@ -19,6 +19,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from askchain.db.dialects import parse_one
 from askchain.db.schema import Schema, Table
 from askchain.generation.sql_text import Edit, apply_edits
+from askchain.pipeline.validate import source_tables
 
 #: table name (lower case) -> {alias written: the table's own column}
 Aliases = Mapping[str, Mapping[str, str]]
@@ -75,12 +76,3 @@ def _output_aliases(scope: Scope) -> set[str]:
     if not isinstance(select, exp.Select):
         return set()
     return {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias)}
-
-
-def source_tables(scope: Scope, schema: Schema) -> dict[str, Table]:
-    """The scope's sources that are schema tables, by the name the query refers to them with."""
-    found = {}
-    for name, source in scope.sources.items():
-        if isinstance(source, exp.Table) and (table := schema.table(source.name)):
-            found[name] = table
-    return found

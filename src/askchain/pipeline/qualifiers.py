@@ -16,8 +16,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from askchain.db.dialects import parse_one
 from askchain.db.schema import Schema
 from askchain.generation.sql_text import Edit, apply_edits
-from askchain.pipeline.aliases import source_tables
-from askchain.pipeline.validate import enclosing_scopes
+from askchain.pipeline.validate import enclosing_scopes, source_tables
 
 
 def known_qualifiers(sql: str, schema: Schema) -> tuple[str, list[str]]:

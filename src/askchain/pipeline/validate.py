@@ -277,22 +277,27 @@ def _scope_tables(scope, schema: Schema) -> dict:
     "blocks.withdrawals" of the struct's fields), so `w.amount` is a schema column like any other. The array may be
     an enclosing query's (`(SELECT SUM(...) FROM UNNEST(b.withdrawals) AS w)`); the records go by the alias as written
     (`w`) and by sqlglot's name for the UNNEST once qualified (`_0`, read as `_0.w.amount`)."""
-    tables = _source_tables(scope, schema)
+    tables = _lowered(source_tables(scope, schema))
     for alias, source in scope.sources.items():
         unnest = source.expression if isinstance(source, Scope) else None
         if isinstance(unnest, exp.Unnest) and len(unnest.expressions) == 1:
-            records = next(filter(None, (_struct_records(unnest.expressions[0], _source_tables(outer, schema),
+            records = next(filter(None, (_struct_records(unnest.expressions[0], _lowered(source_tables(outer, schema)),
                                                          schema.dialect) for outer in enclosing_scopes(scope))), None)
             if records is not None:
                 tables.update({name.lower(): records for name in (alias, *unnest.alias_column_names)})
     return tables
 
 
-def _source_tables(scope: Scope, schema: Schema) -> dict[str, Table]:
-    """The schema tables among a scope's sources, by lower-cased alias."""
-    tables = {alias.lower(): schema.table(".".join(p.name for p in source.parts))
+def source_tables(scope: Scope, schema: Schema) -> dict[str, Table]:
+    """The scope's sources that are schema tables, by the name the query refers to them with (as written)."""
+    tables = {alias: schema.table(".".join(p.name for p in source.parts))
               for alias, source in scope.sources.items() if isinstance(source, exp.Table)}
     return {alias: table for alias, table in tables.items() if table is not None}
+
+
+def _lowered(tables: dict[str, Table]) -> dict[str, Table]:
+    """Tables by lower-cased alias: how validation looks up a column's qualifier."""
+    return {alias.lower(): table for alias, table in tables.items()}
 
 
 def enclosing_scopes(scope: Scope) -> Iterator[Scope]:
