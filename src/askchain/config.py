@@ -87,6 +87,7 @@ class PipelineSettings(Section):
     examples_k: int
     examples_scope: Literal["schema", "all"]
     examples_key: Literal["both", "question", "skeleton"]
+    examples_held_out: list[str]
     skeleton: Literal["rules", "llm"]
     qdrant_url: str | None
     schema_linking: Literal["auto", "always", "never"]

@@ -96,11 +96,14 @@ def bird(
 @app.command()
 def eth(
     questions: Optional[Path] = typer.Option(None, "--questions", help="Questions JSONL (default: the Ethereum domain's)."),
-    split: str = typer.Option("test", "--split", help="test (held-out families, never retrievable), pool or all."),
+    split: str = typer.Option(
+        "dev", "--split",
+        help="dev (what work is tuned on; its families are left out of the examples while evaluated), test (held-out "
+             "families, never retrievable: run only at milestones), pool or all."),
     limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
     first: Optional[int] = FIRST, reuse: Optional[List[Path]] = REUSE, rerun: Optional[List[str]] = RERUN,
 ):
-    """The Ethereum question bank's held-out test split on the local Ethereum database, scored Spider 2.0-style."""
+    """The Ethereum question bank's development split (or another) on the local Ethereum database, scored Spider 2.0-style."""
     _run(load_eth(questions, split), method, model, limit, seed, out, first, reuse, rerun)
 
 

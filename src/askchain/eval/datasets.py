@@ -53,6 +53,16 @@ class Dataset:
     comparator: str  # the primary comparator's name in askchain.eval.compare.COMPARATORS
     #: db_id -> number of questions skipped because that database is missing.
     skipped: dict[str, int] = field(default_factory=dict)
+    #: The question bank's splits kept out of the example pool while this set is evaluated (its own split).
+    examples_held_out: tuple[str, ...] = ()
+
+    def holding_out(self, settings: Settings) -> Settings:
+        """`settings` with this set's held-out splits added to those retrieval never shows as examples."""
+        if not self.examples_held_out:
+            return settings
+        held_out = list(dict.fromkeys([*settings.pipeline.examples_held_out, *self.examples_held_out]))
+        pipeline = settings.pipeline.model_copy(update={"examples_held_out": held_out})
+        return settings.model_copy(update={"pipeline": pipeline})
 
 
 def _read_json(path: Path) -> Any:
@@ -151,8 +161,11 @@ def load_bird(root: Path, split: str = "dev") -> Dataset:
     return _file_dataset("bird", split, path, examples, files, "bird")
 
 
-#: The rows of a question file that are its evaluation set when rows say which `split` they are in.
-EVALUATED_SPLIT = "test"
+#: The rows of a question file that are its evaluation set when rows say which `split` they are in: `dev`, what work
+#: is tuned on; `test` is run only at milestones.
+EVALUATED_SPLIT = "dev"
+#: Splits that are never examples anyway (`test`), or are the example pool itself or more than one split.
+_NOT_HELD_OUT = {"test", "pool", "all", "default"}
 
 
 def question_lines(path: Path) -> Iterator[tuple[int, dict]]:
@@ -172,8 +185,8 @@ def load_domain_questions(domain_name: str, path: Path | None = None, split: str
     """A domain's evaluation set (or the questions file `path`) over its local dataset, scored Spider 2.0-style.
 
     A file whose rows carry `split` (a question bank: `test` rows are held-out template families, `pool` rows the
-    examples retrieval may show) is evaluated on the rows of `split` (`all`: every row); a file without splits is
-    evaluated whole."""
+    examples retrieval may show, `dev` rows examples too except while they are evaluated) is evaluated on the rows
+    of `split` (`all`: every row); a file without splits is evaluated whole."""
     domain = get_domain(domain_name)
     path = Path(path) if path else domain.eval_file
     examples = []
@@ -199,7 +212,8 @@ def load_domain_questions(domain_name: str, path: Path | None = None, split: str
     if not examples:
         raise DatasetError(f"{path} holds no questions of split '{split}'")
     return Dataset(
-        domain.command, split, str(path), examples, lambda db_id, settings: domain.default_database(settings), "spider2"
+        domain.command, split, str(path), examples, lambda db_id, settings: domain.default_database(settings), "spider2",
+        examples_held_out=() if split in _NOT_HELD_OUT else (split,),
     )
 
 

@@ -108,7 +108,7 @@ def audit_examples(dataset: Dataset, questions: list[Example], families: dict[st
     from askchain.pipeline.stages import example_scope
     from askchain.retrieval.examples import retrieve_examples
 
-    settings = method_settings(settings, settings.pipeline.method)
+    settings = dataset.holding_out(method_settings(settings, settings.pipeline.method))
     k = settings.pipeline.examples_k
     if k <= 0:
         raise ConfigError(f"method {settings.pipeline.method} shows no examples (pipeline.examples_k is {k})")

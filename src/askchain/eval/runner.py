@@ -193,7 +193,7 @@ def run_eval(
     run.json keeps the provenance of every run whose answers the folder holds (askchain.eval.provenance)."""
     from askchain.resources import process_resources
 
-    settings = settings or get_settings()
+    settings = dataset.holding_out(settings or get_settings())
     comparator = comparator or dataset.comparator
     if comparator not in COMPARATORS:
         raise DatasetError(f"unknown comparator '{comparator}': use one of {', '.join(COMPARATORS)}")

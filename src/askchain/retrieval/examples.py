@@ -58,6 +58,8 @@ class PoolEntry:
     db_id: str
     #: The text embedded to find this entry: its masked skeleton, or its question (`pipeline.examples_key`).
     key: str
+    #: The question bank's split the row is in ("" for files without splits): an evaluation leaves its own out.
+    split: str = ""
 
     @cached_property
     def point_id(self) -> str:
@@ -66,7 +68,8 @@ class PoolEntry:
         return str(uuid.UUID(hashlib.sha256(key.encode()).hexdigest()[:32]))
 
 
-#: A question file's rows marked `"split": "test"` are an evaluation set's held-out questions: never examples.
+#: A question file's rows marked `"split": "test"` are an evaluation set's held-out questions: never examples. Other
+#: splits (`dev`) are examples, except while they are evaluated (`pipeline.examples_held_out`).
 HELD_OUT = "test"
 
 
@@ -135,19 +138,19 @@ def _phrases_by_db(path: Path | None, stamp: tuple) -> dict[str, dict]:
     }
 
 
-def make_entries(rows: Iterable[tuple[str, str, str]], phrases_by_db: dict[str, dict] | None = None) -> list[PoolEntry]:
-    """Pool entries from (question, sql, db_id) rows; phrases_by_db["*"] applies to every database."""
+def make_entries(rows: Iterable[tuple[str, ...]], phrases_by_db: dict[str, dict] | None = None) -> list[PoolEntry]:
+    """Pool entries from (question, sql, db_id[, split]) rows; phrases_by_db["*"] applies to every database."""
     phrases_by_db = phrases_by_db or {}
     return [
-        PoolEntry(q, sql, db, mask_question(q, phrases_by_db.get(db, phrases_by_db.get("*"))))
-        for q, sql, db in rows
+        PoolEntry(q, sql, db, mask_question(q, phrases_by_db.get(db, phrases_by_db.get("*"))), *split)
+        for q, sql, db, *split in rows
     ]
 
 
 @lru_cache(maxsize=8)
 def _load_source(source: PoolSource, stamp: tuple, tables_stamp: tuple, cache_dir: Path) -> tuple[PoolEntry, ...]:
     """A source's entries; masking thousands of questions takes seconds, so skeletons are cached on disk."""
-    key = json.dumps([RULES_VERSION, str(source), stamp, tables_stamp])
+    key = json.dumps([RULES_VERSION, "split", str(source), stamp, tables_stamp])
     cached = cache_dir / f"pool-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
     if cached.is_file():
         try:
@@ -156,24 +159,27 @@ def _load_source(source: PoolSource, stamp: tuple, tables_stamp: tuple, cache_di
             pass  # unreadable: rebuild below
     rows = [row for row in _read_rows(source.questions) if row.get("split") != HELD_OUT]
     entries = make_entries(
-        ((r["question"], r[source.sql_field], source.db_id or r["db_id"]) for r in rows),
+        ((r["question"], r[source.sql_field], source.db_id or r["db_id"], r.get("split", "")) for r in rows),
         _phrases_by_db(source.tables, tables_stamp),
     )
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(".tmp")
-    tmp.write_text(json.dumps([[e.question, e.sql, e.db_id, e.key] for e in entries]))
+    tmp.write_text(json.dumps([[e.question, e.sql, e.db_id, e.key, e.split] for e in entries]))
     tmp.replace(cached)
     return tuple(entries)
 
 
 def load_pool(sources: Sequence[PoolSource] | None = None, settings: Settings | None = None) -> list[PoolEntry]:
-    """Every entry of the sources whose files exist (the domain's file may not be written yet)."""
-    cache_dir = (settings or get_settings()).paths.cache("examples")
+    """Every entry of the sources whose files exist (the domain's file may not be written yet), but those of the
+    splits under evaluation (`pipeline.examples_held_out`): no evaluated question's sibling is ever retrievable."""
+    settings = settings or get_settings()
+    held_out = set(settings.pipeline.examples_held_out)
+    cache_dir = settings.paths.cache("examples")
     pool: list[PoolEntry] = []
     for source in default_sources() if sources is None else sources:
         stamp = _stamp(source.questions)
         if stamp:
-            pool.extend(_load_source(source, stamp, _stamp(source.tables), cache_dir))
+            pool.extend(e for e in _load_source(source, stamp, _stamp(source.tables), cache_dir) if e.split not in held_out)
     return pool
 
 

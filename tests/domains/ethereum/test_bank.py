@@ -119,14 +119,17 @@ def test_every_gold_keeps_the_domain_checks_its_question_calls_for(engine):
     assert flagged == {}
 
 
-def test_the_test_split_holds_out_whole_families():
-    assert {p["split"] for p in PAIRS} == {"pool", "test"}
-    pool, test = [p for p in PAIRS if p["split"] == "pool"], [p for p in PAIRS if p["split"] == "test"]
-    assert len(pool) + len(test) == len(PAIRS)
-    assert not {p["family"] for p in pool} & {p["family"] for p in test}
-    assert len(test) >= 100
-    assert {p["category"] for p in test} == CATEGORIES and {p["difficulty"] for p in test} == DIFFICULTIES
-    assert sum(p["id"] in ORIGINAL_IDS for p in pool) >= 0.9 * len(ORIGINAL_IDS)
+def test_each_split_holds_whole_families():
+    assert {p["split"] for p in PAIRS} == {"pool", "dev", "test"}
+    by_split = {split: [p for p in PAIRS if p["split"] == split] for split in ("pool", "dev", "test")}
+    families = {split: {p["family"] for p in pairs} for split, pairs in by_split.items()}
+    assert not families["pool"] & families["dev"] and not families["pool"] & families["test"]
+    assert not families["dev"] & families["test"]
+    for split, least in (("test", 100), ("dev", 80)):
+        pairs = by_split[split]
+        assert len(pairs) >= least
+        assert {p["category"] for p in pairs} == CATEGORIES and {p["difficulty"] for p in pairs} == DIFFICULTIES
+    assert sum(p["id"] in ORIGINAL_IDS for p in by_split["test"]) == 0
 
 
 #: Cosine similarity of two questions' MiniLM embeddings above which they are one question reworded (the closest pool
@@ -134,16 +137,19 @@ def test_the_test_split_holds_out_whole_families():
 NEAR_COPY = 0.95
 
 
-def test_no_pool_question_is_a_near_copy_of_a_test_question():
-    """Families are held out by intent, which no test can decide; a pool question worded almost like a test question
-    is a sibling by any reading, and retrieval (which embeds questions the same way) would find it."""
+@pytest.mark.parametrize("held_out", ["test", "dev"])
+def test_no_example_is_a_near_copy_of_a_held_out_question(held_out):
+    """Families are held out by intent, which no test can decide; an example worded almost like a held-out question
+    is a sibling by any reading, and retrieval (which embeds questions the same way) would find it. Test questions
+    are never examples; dev questions are not while dev is evaluated."""
     pytest.importorskip("sentence_transformers")
     from askchain.retrieval.embedding import embed
 
-    pool = [p for p in PAIRS if p["split"] == "pool"]
-    test = [p for p in PAIRS if p["split"] == "test"]
-    similarity = embed([p["question"] for p in pool]) @ embed([p["question"] for p in test]).T  # unit vectors: cosine
-    copies = [(pool[i]["id"], test[j]["id"]) for i, j in zip(*(similarity >= NEAR_COPY).nonzero())]
+    shown = {"test": ("pool", "dev"), "dev": ("pool",)}[held_out]
+    examples = [p for p in PAIRS if p["split"] in shown]
+    held = [p for p in PAIRS if p["split"] == held_out]
+    similarity = embed([p["question"] for p in examples]) @ embed([p["question"] for p in held]).T  # unit vectors
+    copies = [(examples[i]["id"], held[j]["id"]) for i, j in zip(*(similarity >= NEAR_COPY).nonzero())]
     assert copies == []
 
 
@@ -230,13 +236,19 @@ def test_gold_answers(engine, pair):
                 assert a[keys[0]] != b[keys[0]], f"order_matters, but {a[keys[0]]!r} repeats in the first sort key"
 
 
-def test_the_evaluation_set_is_the_test_split_and_retrieval_never_reads_it(tmp_path):
+def test_the_evaluation_set_is_the_dev_split_and_retrieval_reads_it_only_when_not_evaluated(tmp_path):
     from askchain.eval.datasets import load_eth
-    from askchain.retrieval.examples import _load_source, domain_sources
+    from askchain.retrieval.examples import _load_source, domain_sources, load_pool
 
-    test_ids = {p["id"] for p in PAIRS if p["split"] == "test"}
-    assert {e.id for e in load_eth().examples} == test_ids
+    ids = {split: {p["id"] for p in PAIRS if p["split"] == split} for split in ("dev", "test")}
+    dev = load_eth()
+    assert {e.id for e in dev.examples} == ids["dev"] and dev.examples_held_out == ("dev",)
+    assert {e.id for e in load_eth(split="test").examples} == ids["test"] and load_eth(split="test").examples_held_out == ()
     assert len(load_eth(split="all").examples) == len(PAIRS)
     (source,) = [s for s in domain_sources() if s.db_id == "ethereum"]
-    pool = _load_source(source, ("t",), ("t",), tmp_path)
-    assert {e.question for e in pool} == {p["question"] for p in PAIRS if p["split"] == "pool"}
+    entries = _load_source(source, ("t",), ("t",), tmp_path)
+    assert {e.question for e in entries} == {p["question"] for p in PAIRS if p["split"] in ("pool", "dev")}
+    questions = {split: {p["question"] for p in PAIRS if p["split"] == split} for split in ("pool", "dev")}
+    settings = get_settings()
+    assert {e.question for e in load_pool([source], settings)} == questions["pool"] | questions["dev"]
+    assert {e.question for e in load_pool([source], dev.holding_out(settings))} == questions["pool"]
