@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from askchain.config import DBSettings, Settings
     from askchain.db.base import Engine
     from askchain.semantic import Layer
+    from askchain.semantic.governed import SemanticModel
 
 GROUP = "askchain.domains"
 
@@ -51,6 +53,12 @@ class Domain(ABC):
     #: The BigQuery dataset (`project.dataset`) holding this domain's data at scale, if there is one: a BigQuery
     #: engine over it carries the domain's notes and id, and `bigquery://PROJECT` alone means it.
     bigquery_dataset: str | None = None
+    #: The governed semantic model (YAML, askchain.semantic.governed): the measures, dimensions and windows a
+    #: semantic query names, compiled to the engine's SQL by a semantic-layer library. None: the domain has none.
+    semantic_model_file: Path | None = None
+    #: Pool questions with their semantic queries (JSON lines `{"id", "question", "query"}`), each verified against its
+    #: gold: the semantic generator's few-shot examples. Never an evaluated question's sibling.
+    semantic_examples_file: Path | None = None
 
     @property
     @abstractmethod
@@ -78,6 +86,16 @@ class Domain(ABC):
     def semantic_layer(self) -> Layer | None:
         """Metrics, entities and conventions as data, of which a question is shown the ones it calls for."""
         return None
+
+    @cache
+    def semantic_model(self) -> SemanticModel | None:
+        """The governed semantic model of `semantic_model_file` over `schema_file`'s tables, loaded once, on first
+        use (it imports Ibis and the semantic-layer library)."""
+        if self.semantic_model_file is None:
+            return None
+        from askchain.semantic.governed import load_semantic_model
+
+        return load_semantic_model(self.semantic_model_file, self.schema_file)
 
     def cli(self) -> typer.Typer | None:
         """A sub-app for `askchain <command>` (building or loading the dataset), if the domain has one."""

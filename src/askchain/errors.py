@@ -31,6 +31,11 @@ class DatasetError(AskchainError):
     """An evaluation dataset is missing or malformed."""
 
 
+class SemanticQueryError(AskchainError):
+    """The semantic layer rejected a semantic query (an unknown name, a window without its parameter, ...); the
+    message is the layer's reason in one line, for the query's revision."""
+
+
 def require(module: str, extra: str):
     """Import an optional vendor module, or fail with the pip extra that installs it."""
     import importlib

@@ -24,6 +24,8 @@ class EthereumDomain(Domain):
     schema_file = HERE / "schema.json"
     not_in_data_file = HERE / "not_in_data.yaml"
     bigquery_dataset = "bigquery-public-data.crypto_ethereum"
+    semantic_model_file = HERE / "semantic_model.yaml"
+    semantic_examples_file = HERE / "semantic_examples.jsonl"
 
     @cached_property
     def tables(self) -> frozenset[str]:

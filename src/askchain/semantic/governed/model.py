@@ -1,0 +1,188 @@
+"""The governed semantic model: boring-semantic-layer models loaded from a domain's YAML, with askchain's windows,
+views and well-known entities, compiling a semantic query to readable GoogleSQL.
+
+The YAML's top-level keys are boring-semantic-layer models (`from_config`) except askchain's own sections:
+`dataset`, `well_known`, `views`, `windows` and `units` (see the Ethereum domain's semantic_model.yaml).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import ibis
+import yaml
+from boring_semantic_layer import from_config
+from boring_semantic_layer.errors import BSLError
+from pydantic import ValidationError
+
+from askchain.errors import ConfigError, SemanticQueryError, first_line
+from askchain.semantic.governed.query import LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, query_schema
+from askchain.semantic.governed.reading import Field, WindowSpec, query_reading
+from askchain.semantic.governed.sql import readable_sql
+from askchain.semantic.governed.tables import build_views, schema_tables
+
+#: Top-level sections of a model file that are askchain's, not boring-semantic-layer models.
+OWN_SECTIONS = ("dataset", "well_known", "views", "windows", "units")
+
+
+@dataclass(frozen=True)
+class CompiledQuery:
+    """A semantic query as SQL the user can run, and one line saying what it measures and how."""
+
+    sql: str
+    reading: str
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What askchain knows of one semantic model besides its boring-semantic-layer object."""
+
+    name: str
+    description: str
+    measures: dict[str, Field]
+    dimensions: dict[str, Field]
+    time: str | None  # the event time's expression (`_.block_timestamp`), or None for a table without one
+
+
+@dataclass
+class SemanticModel:
+    """The domain's governed models, their windows and units: a catalog to show, a schema to decode against, and
+    the compiler from a semantic query to GoogleSQL."""
+
+    models: dict[str, Any]
+    specs: dict[str, ModelSpec]
+    windows: dict[str, WindowSpec]
+    units: dict[str, str]
+    sql_schema: dict = field(repr=False)
+
+    def catalog(self) -> dict:
+        """Every model's measures and dimensions (with description, unit, synonyms and well-known values) and the
+        windows, for prompts, MCP and the API."""
+        return {
+            "models": [
+                {"name": spec.name, "description": spec.description, "has_time": spec.time is not None,
+                 "measures": [f.entry() for f in spec.measures.values()],
+                 "dimensions": [f.entry() for f in spec.dimensions.values()]}
+                for spec in self.specs.values()
+            ],
+            "windows": [w.entry() for w in self.windows.values()],
+        }
+
+    @cached_property
+    def _schema(self) -> dict:
+        return query_schema({
+            name: {"measures": list(spec.measures), "dimensions": list(spec.dimensions),
+                   "windows": {w.name: w.parameter is not None for w in self._windows_of(spec)}}
+            for name, spec in self.specs.items()
+        })
+
+    def json_schema(self) -> dict:
+        """A JSON schema admitting exactly the queries that name existing models, measures, dimensions and windows."""
+        return json.loads(json.dumps(self._schema))
+
+    def _windows_of(self, spec: ModelSpec) -> list[WindowSpec]:
+        return [w for w in self.windows.values() if spec.time is not None or w.filter is None]
+
+    def compile(self, query: SemanticQuery | dict) -> CompiledQuery:
+        """GoogleSQL for the query and its reading; a query the layer rejects raises SemanticQueryError with the
+        reason in one line (for the model's revision)."""
+        query = _parsed(query)
+        spec = self.specs.get(query.model)
+        if spec is None:
+            raise SemanticQueryError(f"unknown model '{query.model}'; the models are {', '.join(self.specs)}")
+        window = self._window_filter(spec, query)
+        filters = [_filter_spec(spec, f) for f in query.filters]
+        try:
+            expression = self.models[query.model].query(
+                dimensions=query.dimensions, measures=query.measures, filters=window + filters,
+                order_by=[(o.field, o.direction) for o in query.order_by] or None, limit=query.limit,
+            )
+            sql = ibis.to_sql(expression.to_untagged(), dialect="bigquery")
+        except (BSLError, ValueError, KeyError) as exc:
+            raise SemanticQueryError(first_line(exc)) from exc
+        return CompiledQuery(readable_sql(sql, self.sql_schema), query_reading(query, spec, self.windows, self.units))
+
+    def _window_filter(self, spec: ModelSpec, query: SemanticQuery) -> list[str]:
+        """The window as a boring-semantic-layer filter over the model's event time (none for `none`)."""
+        if query.window is None:
+            return []
+        window = self.windows.get(query.window.name)
+        if window is None:
+            raise SemanticQueryError(f"unknown window '{query.window.name}'; the windows are {', '.join(self.windows)}")
+        if window.filter is not None and spec.time is None:
+            raise SemanticQueryError(f"model '{spec.name}' has no time column: its only window is 'none'")
+        if (window.parameter is None) != (query.window.n is None):
+            needs = "takes its parameter n" if window.parameter else "takes no parameter"
+            raise SemanticQueryError(f"window '{window.name}' {needs}")
+        return [] if window.filter is None else [window.filter.format(time=spec.time, n=query.window.n)]
+
+
+def _parsed(query: SemanticQuery | dict) -> SemanticQuery:
+    if isinstance(query, SemanticQuery):
+        return query
+    try:
+        return SemanticQuery.model_validate(query)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise SemanticQueryError(f"malformed semantic query: {where}: {error['msg']}") from exc
+
+
+def _filter_spec(spec: ModelSpec, condition) -> dict:
+    """A filter in boring-semantic-layer's JSON form, its field one of the model's and its value fitting the
+    operator."""
+    if condition.field not in spec.dimensions and condition.field not in spec.measures:
+        raise SemanticQueryError(f"filter on '{condition.field}', which is no dimension or measure of '{spec.name}'")
+    if condition.op in NULL_OPERATORS:
+        return {"field": condition.field, "operator": condition.op}
+    if condition.op in LIST_OPERATORS:
+        values = condition.value if isinstance(condition.value, list) else [condition.value]
+        return {"field": condition.field, "operator": condition.op, "values": values}
+    if condition.value is None or isinstance(condition.value, list):
+        raise SemanticQueryError(f"filter '{condition.field} {condition.op}' needs one value")
+    return {"field": condition.field, "operator": condition.op, "value": condition.value}
+
+
+def load_semantic_model(path: Path, schema_file: Path) -> SemanticModel:
+    """The semantic model of a YAML file, its tables built from the dataset's schema file (no connection)."""
+    path = Path(path)
+    config = yaml.safe_load(path.read_text())
+    own = {key: config.pop(key, None) for key in OWN_SECTIONS}
+    if not own["dataset"]:
+        raise ConfigError(f"{path} names no dataset (its `dataset:`)")
+    tables = schema_tables(schema_file, own["dataset"])
+    views = build_views(own["views"] or {}, tables)
+    try:
+        models = from_config(config, tables={**tables, **views})
+    except (BSLError, ValueError, KeyError) as exc:
+        raise ConfigError(f"{path}: {first_line(exc)}") from exc
+    known = json.loads((path.parent / own["well_known"]).read_text()) if own["well_known"] else {}
+    return SemanticModel(
+        models=models,
+        specs={name: _model_spec(name, cfg, known) for name, cfg in config.items()},
+        windows={name: WindowSpec.of(name, cfg) for name, cfg in (own["windows"] or {}).items()},
+        units=own["units"] or {},
+        sql_schema=_sql_schema(schema_file, own["dataset"]),
+    )
+
+
+def _model_spec(name: str, config: dict, known: dict) -> ModelSpec:
+    dimensions = {key: Field.of(key, cfg, known) for key, cfg in config.get("dimensions", {}).items()}
+    times = [cfg["expr"] for cfg in config.get("dimensions", {}).values() if cfg.get("is_event_timestamp")]
+    return ModelSpec(
+        name=name, description=config.get("description", ""),
+        measures={key: Field.of(key, cfg, known) for key, cfg in config.get("measures", {}).items()},
+        dimensions=dimensions, time=times[0] if times else None,
+    )
+
+
+def _sql_schema(schema_file: Path, dataset: str) -> dict:
+    """catalog -> dataset -> table -> column -> GoogleSQL type, as sqlglot's qualifier reads it."""
+    catalog, _, database = dataset.rpartition(".")
+    tables = json.loads(Path(schema_file).read_text())["tables"]
+    columns = {name: {c["name"]: c["type"] for c in spec["columns"]} for name, spec in tables.items()}
+    return {catalog: {database: columns}} if catalog else {database: columns}

@@ -1,0 +1,116 @@
+"""The semantic query form: what a model writes instead of SQL, and the JSON schema that lets it name only what exists.
+
+A query names one semantic model, its measures and dimensions, a named window, filters on dimensions (or, after
+aggregation, on measures), an order and a limit:
+
+    {"model": "transactions", "measures": ["failed_share"], "dimensions": ["day"],
+     "window": {"name": "last_n_days", "n": 7}, "filters": [], "order_by": [{"field": "day", "direction": "asc"}],
+     "limit": null}
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Operator = Literal["=", "!=", ">", ">=", "<", "<=", "in", "not in", "is null", "is not null"]
+OPERATORS: tuple[str, ...] = Operator.__args__
+#: Operators that take a list of values, and those that take none.
+LIST_OPERATORS = frozenset({"in", "not in"})
+NULL_OPERATORS = frozenset({"is null", "is not null"})
+
+Scalar = str | int | float | bool
+
+
+class Window(BaseModel):
+    """A named window of the model (its `windows:`), with its parameter where it takes one."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    n: int | None = Field(default=None, ge=1)
+
+
+class Filter(BaseModel):
+    """A condition on a dimension (before aggregation) or on a measure of the query (after it, as SQL's HAVING)."""
+
+    model_config = ConfigDict(extra="forbid")
+    field: str
+    op: Operator
+    value: Scalar | list[Scalar] | None = None
+
+
+class Order(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    field: str
+    direction: Literal["asc", "desc"] = "asc"
+
+
+class SemanticQuery(BaseModel):
+    """One question as the semantic model answers it; `SemanticModel.compile` turns it into GoogleSQL."""
+
+    model_config = ConfigDict(extra="forbid")
+    model: str
+    measures: list[str] = []
+    dimensions: list[str] = []
+    window: Window | None = None
+    filters: list[Filter] = []
+    order_by: list[Order] = []
+    limit: int | None = Field(default=None, ge=1)
+
+
+def _names(values: list[str]) -> dict:
+    return {"type": "string", "enum": values} if values else {"type": "string", "enum": [""]}
+
+
+def _window_schema(windows: dict[str, bool]) -> dict:
+    """Null, a window without a parameter, or one with its `n`."""
+    plain = [name for name, takes_n in windows.items() if not takes_n]
+    counted = [name for name, takes_n in windows.items() if takes_n]
+    options: list[dict] = [{"type": "null"}]
+    if plain:
+        options.append({"type": "object", "properties": {"name": _names(plain)}, "required": ["name"],
+                        "additionalProperties": False})
+    if counted:
+        options.append({"type": "object", "properties": {"name": _names(counted), "n": {"type": "integer"}},
+                        "required": ["name", "n"], "additionalProperties": False})
+    return {"anyOf": options}
+
+
+VALUE_SCHEMA = {"anyOf": [
+    {"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"},
+    {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "number"}]}},
+]}
+
+
+def model_query_schema(model: str, measures: list[str], dimensions: list[str], windows: dict[str, bool]) -> dict:
+    """The object schema of a query on one model: its own names only, keys in the order a query is written."""
+    fields = _names(measures + dimensions)
+    return {
+        "type": "object",
+        "properties": {
+            "model": {"type": "string", "const": model},
+            "measures": {"type": "array", "items": _names(measures)},
+            "dimensions": {"type": "array", "items": _names(dimensions)},
+            "window": _window_schema(windows),
+            "filters": {"type": "array", "items": {
+                "type": "object",
+                "properties": {"field": fields, "op": {"type": "string", "enum": list(OPERATORS)}, "value": VALUE_SCHEMA},
+                "required": ["field", "op"], "additionalProperties": False,
+            }},
+            "order_by": {"type": "array", "items": {
+                "type": "object",
+                "properties": {"field": fields, "direction": {"type": "string", "enum": ["asc", "desc"]}},
+                "required": ["field", "direction"], "additionalProperties": False,
+            }},
+            "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        },
+        "required": ["model", "measures", "dimensions", "window"],
+        "additionalProperties": False,
+    }
+
+
+def query_schema(models: dict[str, dict[str, Any]]) -> dict:
+    """A JSON schema admitting a query on any one model: {model: {"measures", "dimensions", "windows"}}."""
+    return {"anyOf": [model_query_schema(name, spec["measures"], spec["dimensions"], spec["windows"])
+                      for name, spec in models.items()]}

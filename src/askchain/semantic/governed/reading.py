@@ -1,0 +1,114 @@
+"""What a semantic model says about its names, and the one-line reading of a query built from it.
+
+The reading tells the user what was measured and how, from the model's own words: "failed share of transactions, a
+fraction (0-1); window: the 7 full UTC days before today; grouped by day".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from askchain.semantic.governed.model import ModelSpec
+    from askchain.semantic.governed.query import SemanticQuery
+
+
+@dataclass(frozen=True)
+class Field:
+    """A measure or a dimension: its description, unit, synonyms, the label a reading names it by, and the
+    well-known values (address or symbol and name) its metadata points to."""
+
+    name: str
+    description: str
+    unit: str
+    label: str
+    synonyms: tuple[str, ...] = ()
+    known_values: tuple[dict, ...] = ()
+
+    @classmethod
+    def of(cls, name: str, config: Any, known: dict) -> Field:
+        config = config if isinstance(config, dict) else {"expr": config}
+        metadata = config.get("metadata") or {}
+        return cls(
+            name=name, description=config.get("description") or "", unit=metadata.get("unit", ""),
+            label=metadata.get("label") or name.replace("_", " "), synonyms=tuple(metadata.get("synonyms") or ()),
+            known_values=_known_values(metadata.get("well_known") or (), known, name),
+        )
+
+    def entry(self) -> dict:
+        """The catalog's view of the field."""
+        entry = {"name": self.name, "description": self.description, "unit": self.unit}
+        if self.synonyms:
+            entry["synonyms"] = list(self.synonyms)
+        if self.known_values:
+            entry["known_values"] = list(self.known_values)
+        return entry
+
+
+def _known_values(groups: list[str], known: dict, field_name: str) -> tuple[dict, ...]:
+    """The well-known entities of the named groups as {value, name}: a symbol field takes their symbols, any other
+    field their addresses (a group may be one object or a mapping of role to address)."""
+    values = []
+    for group in groups:
+        entries = known.get(group, [])
+        if isinstance(entries, dict):
+            entries = [entries] if "address" in entries else [{"address": a, "name": r} for r, a in entries.items()]
+        for entity in entries:
+            value = entity.get("symbol") if "symbol" in field_name else entity.get("address")
+            if value:
+                values.append({"value": value, "name": entity.get("name", "")})
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """A named window: a filter template over the event time `{time}` (None: no filter), and its parameter."""
+
+    name: str
+    description: str
+    reading: str
+    filter: str | None
+    parameter: str | None
+
+    @classmethod
+    def of(cls, name: str, config: dict) -> WindowSpec:
+        return cls(name=name, description=config.get("description", ""), reading=config.get("reading", name),
+                   filter=config.get("filter"), parameter=config.get("parameter"))
+
+    def entry(self) -> dict:
+        entry = {"name": self.name, "description": self.description}
+        if self.parameter:
+            entry["parameter"] = self.parameter
+        return entry
+
+
+def query_reading(query: SemanticQuery, spec: ModelSpec, windows: dict[str, WindowSpec], units: dict[str, str]) -> str:
+    """One line: the measures with their units, the window, the grouping, the filters, the order and the limit."""
+    model_words = spec.name.replace("_", " ")
+    measured = []
+    for name in query.measures:
+        field = spec.measures[name]
+        label = field.label if model_words.split()[-1] in field.label else f"{field.label} in {model_words}"
+        measured.append(f"{label}, {units.get(field.unit, field.unit)}" if field.unit else label)
+    dimensions = [spec.dimensions[name].label for name in query.dimensions]
+    parts = ["; ".join(measured) if measured else f"{', '.join(dimensions)} of {model_words}"]
+    window = windows.get(query.window.name) if query.window else None
+    parts.append("window: " + (window.reading.format(n=query.window.n) if window else "the whole dataset"))
+    if query.dimensions and measured:
+        parts.append("grouped by " + ", ".join(dimensions))
+    if query.filters:
+        parts.append("where " + " and ".join(_condition(f) for f in query.filters))
+    if query.order_by:
+        parts.append("ordered by " + ", ".join(f"{o.field.replace('_', ' ')} {o.direction}" for o in query.order_by))
+    if query.limit:
+        parts.append(f"first {query.limit} rows")
+    return "; ".join(parts)
+
+
+def _condition(condition) -> str:
+    field = condition.field.replace("_", " ")
+    if condition.value is None:
+        return f"{field} {condition.op}"
+    value = ", ".join(map(str, condition.value)) if isinstance(condition.value, list) else str(condition.value)
+    return f"{field} {condition.op} {value}"

@@ -1,0 +1,174 @@
+"""The governed semantic model: it loads from the domain's YAML, its catalog and JSON schema name only what exists,
+each window compiles to the bank's convention, the SQL is readable GoogleSQL, and a rejected query says why in one
+line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from askchain.errors import SemanticQueryError
+from askchain.semantic.governed import SemanticQuery
+
+TABLES = {"blocks", "transactions", "logs", "token_transfers", "traces", "contracts", "tokens", "balances"}
+
+#: The bank's window conventions (eval/README.md) as GoogleSQL over a time column `{t}`, with the parameter each
+#: window is tried with.
+CONVENTIONS = {
+    "none": (None, "TRUE"),
+    "yesterday": (None, "DATE({t}) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"),
+    "today": (None, "DATE({t}) = CURRENT_DATE()"),
+    "n_days_ago": (8, "DATE({t}) = DATE_SUB(CURRENT_DATE(), INTERVAL 8 DAY)"),
+    "last_n_days": (7, "DATE({t}) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE({t}) < CURRENT_DATE()"),
+    "previous_n_days": (7, "DATE({t}) >= DATE_SUB(CURRENT_DATE(), INTERVAL 14 DAY) "
+                           "AND DATE({t}) < DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)"),
+    "last_n_hours": (24, "{t} >= TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL 24 HOUR)"),
+    "this_week": (None, "DATE({t}) >= DATE_TRUNC(CURRENT_DATE(), WEEK(MONDAY))"),
+    "last_n_weeks": (2, "DATE({t}) >= DATE_SUB(DATE_TRUNC(CURRENT_DATE(), WEEK(MONDAY)), INTERVAL 14 DAY) "
+                        "AND DATE({t}) < DATE_TRUNC(CURRENT_DATE(), WEEK(MONDAY))"),
+    "this_month": (None, "DATE({t}) >= DATE_TRUNC(CURRENT_DATE(), MONTH)"),
+    "last_month": (None, "DATE({t}) >= DATE_TRUNC(DATE_SUB(CURRENT_DATE(), INTERVAL 1 MONTH), MONTH) "
+                         "AND DATE({t}) < DATE_TRUNC(CURRENT_DATE(), MONTH)"),
+    "before_today": (None, "DATE({t}) < CURRENT_DATE()"),
+    "before_this_week": (None, "DATE({t}) < DATE_TRUNC(CURRENT_DATE(), WEEK(MONDAY))"),
+    "before_this_month": (None, "DATE({t}) < DATE_TRUNC(CURRENT_DATE(), MONTH)"),
+}
+DATASET = "bigquery-public-data.crypto_ethereum"
+
+
+def tables_read(sql: str) -> set[str]:
+    return {".".join(part.name for part in t.parts) for t in sqlglot.parse_one(sql, read="bigquery").find_all(exp.Table)}
+
+
+def window(name: str) -> dict | None:
+    n = CONVENTIONS[name][0]
+    return {"name": name} if n is None else {"name": name, "n": n}
+
+
+def test_the_model_covers_every_table_and_describes_every_name(semantic_model):
+    catalog = semantic_model.catalog()
+    read = set()
+    for model in catalog["models"]:
+        compiled = semantic_model.compile({"model": model["name"], "measures": [model["measures"][0]["name"]],
+                                           "dimensions": [], "window": None})
+        read |= {name.rsplit(".", 1)[-1] for name in tables_read(compiled.sql)}
+        for field in model["measures"] + model["dimensions"]:
+            assert field["description"] and field["unit"], (model["name"], field["name"])
+    assert read == TABLES
+    assert {w["name"] for w in catalog["windows"]} == set(CONVENTIONS)
+
+
+def test_the_catalog_carries_well_known_entities(semantic_model):
+    blocks = next(m for m in semantic_model.catalog()["models"] if m["name"] == "blocks")
+    miner = next(d for d in blocks["dimensions"] if d["name"] == "miner")
+    assert {"value": "0x4838b106fce9647bdf1e7877bf73ce8b0bad5f97", "name": "Titan (titanbuilder.xyz)"} \
+        in miner["known_values"]
+    transfers = next(m for m in semantic_model.catalog()["models"] if m["name"] == "token_transfers")
+    symbol = next(d for d in transfers["dimensions"] if d["name"] == "token_symbol")
+    assert "USDC" in {v["value"] for v in symbol["known_values"]}
+
+
+def test_the_json_schema_names_only_what_each_model_has(semantic_model):
+    schema = semantic_model.json_schema()
+    by_model = {m["name"]: m for m in semantic_model.catalog()["models"]}
+    assert len(schema["anyOf"]) == len(by_model)
+    for option in schema["anyOf"]:
+        model = by_model[option["properties"]["model"]["const"]]
+        props = option["properties"]
+        assert props["measures"]["items"]["enum"] == [m["name"] for m in model["measures"]]
+        assert props["dimensions"]["items"]["enum"] == [d["name"] for d in model["dimensions"]]
+    jsonschema = pytest.importorskip("jsonschema")
+    good = {"model": "transactions", "measures": ["failed_share"], "dimensions": ["day"],
+            "window": {"name": "last_n_days", "n": 7}, "order_by": [{"field": "day", "direction": "asc"}]}
+    jsonschema.validate(good, schema)
+    for bad in ({**good, "measures": ["failed_ratio"]}, {**good, "dimensions": ["symbol"]},
+                {**good, "model": "swaps"}, {**good, "window": {"name": "last_n_days"}},
+                {**good, "window": {"name": "fortnight"}}, {**good, "order_by": [{"field": "hash_rate"}]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+    balances = {"model": "balances", "measures": ["address_count"], "dimensions": [], "window": {"name": "yesterday"}}
+    with pytest.raises(jsonschema.ValidationError):  # balances has no time column
+        jsonschema.validate(balances, schema)
+
+
+def test_llama_cpp_turns_the_schema_into_a_grammar(semantic_model):
+    grammar = pytest.importorskip("llama_cpp.llama_grammar")
+    rules = grammar.json_schema_to_gbnf(json.dumps(semantic_model.json_schema()))
+    assert '"\\"failed_share\\""' in rules
+    assert grammar.LlamaGrammar.from_json_schema(json.dumps(semantic_model.json_schema()), verbose=False)
+
+
+@pytest.mark.parametrize("name", list(CONVENTIONS))
+def test_each_window_counts_what_the_bank_convention_counts(name, semantic_model, run_pinned):
+    compiled = semantic_model.compile({"model": "transactions", "measures": ["transaction_count"], "dimensions": [],
+                                       "window": window(name)})
+    convention = CONVENTIONS[name][1].format(t="block_timestamp")
+    gold = f"SELECT COUNT(*) FROM `{DATASET}.transactions` WHERE {convention}"
+    _, rows = run_pinned(compiled.sql)
+    _, expected = run_pinned(gold)
+    assert rows == expected and expected[0][0] > 0
+
+
+@pytest.mark.parametrize("model, measure", [("blocks", "block_count"), ("withdrawals", "withdrawal_count"),
+                                            ("logs", "log_count"), ("token_transfers", "transfer_count"),
+                                            ("traces", "trace_count"), ("contracts", "contract_count"),
+                                            ("tokens", "token_count")])
+def test_a_window_filters_each_model_on_its_own_time(model, measure, semantic_model):
+    compiled = semantic_model.compile({"model": model, "measures": [measure], "dimensions": [],
+                                       "window": {"name": "yesterday"}})
+    column = "timestamp" if model in ("blocks", "withdrawals") else "block_timestamp"
+    where = sqlglot.parse_one(compiled.sql, read="bigquery").args["where"]
+    assert [c.name for c in where.find_all(exp.Column)] == [column]
+
+
+def test_compiled_sql_is_one_flat_select_on_fully_qualified_tables(semantic_model):
+    compiled = semantic_model.compile({
+        "model": "token_transfers", "measures": ["transfer_count"], "dimensions": ["token_address"],
+        "window": {"name": "yesterday"}, "order_by": [{"field": "transfer_count", "direction": "desc"}], "limit": 5})
+    tree = sqlglot.parse_one(compiled.sql, read="bigquery")
+    assert len(list(tree.find_all(exp.Select))) == 1
+    assert [t.sql(dialect="bigquery") for t in tree.find_all(exp.Table)] == [f"`{DATASET}.token_transfers`"]
+    assert "ieee_divide" not in compiled.sql.lower() and tree.args["limit"]
+
+
+def test_a_view_joins_only_the_tables_a_query_reads(semantic_model):
+    by_symbol = semantic_model.compile({
+        "model": "token_transfers", "measures": ["total_amount"], "dimensions": ["token_symbol"],
+        "window": {"name": "last_n_days", "n": 7}, "filters": [{"field": "token_symbol", "op": "=", "value": "USDC"}]})
+    assert tables_read(by_symbol.sql) == {f"{DATASET}.token_transfers", f"{DATASET}.tokens"}
+    assert "SAFE_CAST(token_transfers.value AS BIGNUMERIC)" in by_symbol.sql
+
+
+def test_the_reading_says_what_was_measured_and_how(semantic_model):
+    compiled = semantic_model.compile(SemanticQuery(
+        model="transactions", measures=["failed_share"], dimensions=["day"], window={"name": "last_n_days", "n": 7}))
+    assert compiled.reading == ("failed share of transactions, a fraction (0-1); window: the 7 full UTC days before "
+                                "today; grouped by day")
+
+
+@pytest.mark.parametrize("query, reason", [
+    ({"model": "swaps", "measures": ["swap_count"]}, "unknown model 'swaps'"),
+    ({"model": "transactions", "measures": ["failed_ratio"]}, "failed_ratio"),
+    ({"model": "transactions", "measures": ["transaction_count"], "dimensions": ["symbol"]}, "symbol"),
+    ({"model": "transactions", "measures": ["transaction_count"], "window": {"name": "last_n_days"}},
+     "window 'last_n_days' takes its parameter n"),
+    ({"model": "transactions", "measures": ["transaction_count"], "window": {"name": "fortnight"}},
+     "unknown window 'fortnight'"),
+    ({"model": "balances", "measures": ["address_count"], "window": {"name": "yesterday"}}, "no time column"),
+    ({"model": "transactions", "measures": ["transaction_count"],
+      "filters": [{"field": "symbol", "op": "=", "value": "USDC"}]}, "filter on 'symbol'"),
+    ({"model": "transactions", "measures": ["transaction_count"],
+      "filters": [{"field": "status", "op": "=", "value": [0, 1]}]}, "needs one value"),
+    ({"model": "transactions", "measures": ["transaction_count"],
+      "order_by": [{"field": "day", "direction": "asc"}]}, "not selected"),
+    ({"model": "transactions", "measures": ["transaction_count"], "rows": 3}, "rows"),
+    ({"model": "transactions"}, "at least one dimension or measure"),
+])
+def test_a_rejected_query_says_why_in_one_line(query, reason, semantic_model):
+    with pytest.raises(SemanticQueryError) as raised:
+        semantic_model.compile(query)
+    message = str(raised.value)
+    assert reason in message and "\n" not in message
