@@ -3,6 +3,8 @@ how it reads a column type; and parsing SQL in a dialect with every parser failu
 
 from __future__ import annotations
 
+import logging
+import threading
 from contextlib import contextmanager
 from functools import lru_cache
 
@@ -41,11 +43,37 @@ def parse_one(sql: str, dialect: str | None = None) -> exp.Expression | None:
 @contextmanager
 def _parser_failures_as_parse_errors(dialect: str | None):
     try:
-        yield
+        with _QUIET_PARSING.active():
+            yield
     except SqlglotError:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the parser raised on this text
         raise ParseError(f"cannot parse this as {dialect or 'SQL'}: {describe(exc)}") from exc
+
+
+class _QuietWhileParsing(logging.Filter):
+    """Drops sqlglot's log records on a thread while it parses here: what parsing found reaches the user as a parse
+    error or a refusal, never as a stray warning line before it ("contains unsupported syntax. Falling back to
+    parsing as a 'Command'"). Other threads, and sqlglot outside these parses, log as before."""
+
+    def __init__(self):
+        super().__init__()
+        self._parsing = threading.local()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(self._parsing, "depth", 0)
+
+    @contextmanager
+    def active(self):
+        self._parsing.depth = getattr(self._parsing, "depth", 0) + 1
+        try:
+            yield
+        finally:
+            self._parsing.depth -= 1
+
+
+_QUIET_PARSING = _QuietWhileParsing()
+logging.getLogger("sqlglot").addFilter(_QUIET_PARSING)
 
 
 def quoted(name: str, dialect: str) -> str:
