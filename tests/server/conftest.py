@@ -66,6 +66,15 @@ def new_model():
 
 
 @pytest.fixture
+def local_client():
+    """A function app -> TestClient addressing the app as this machine's programs do (Host: localhost): an app
+    without a token is open on loopback only and refuses other Hosts, TestClient's default `testserver` among them."""
+    from fastapi.testclient import TestClient
+
+    return lambda app: TestClient(app, base_url="http://localhost")
+
+
+@pytest.fixture
 def settings(tmp_path, concert_db) -> Settings:
     return Settings().with_overrides(
         paths={"data_dir": str(tmp_path / "data"), "cache_dir": str(tmp_path / "cache")},

@@ -11,7 +11,7 @@ from askchain.server.app import create_app
 
 def client_replying(settings, sql: str):
     model = ScriptedModel(lambda request, i: f"```sql\n{sql}\n```")
-    return TestClient(create_app(settings, model)), model
+    return TestClient(create_app(settings, model), base_url="http://localhost"), model  # the app is open on loopback
 
 
 def test_names_and_typed_columns_over_an_empty_sqlite_copy(settings):

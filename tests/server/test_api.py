@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 
 from askchain.llm.fake import ScriptedModel
 from askchain.server.app import create_app
+from askchain.server.turn import STREAMED_ROWS
 
 
 @pytest.fixture
-def client(settings, fake_model):
-    with TestClient(create_app(settings, fake_model)) as client:
+def client(settings, fake_model, local_client):
+    with local_client(create_app(settings, fake_model)) as client:
         yield client
 
 
@@ -41,7 +41,7 @@ def test_query_streams_stages_then_results(client, ask):
     data = dict(events)
     assert data["sql"]["sql"].startswith("SELECT country, count(*)")
     assert data["rows"]["columns"] == ["Country", "singers"]
-    assert data["rows"]["rows"][0] == ["France", 4] and data["rows"]["row_count"] == 3
+    assert data["rows"]["rows"][0] == ["France", 4] and data["rows"]["row_count"] == data["rows"]["rows_returned"] == 3
     assert data["chart"]["chart"]["kind"] == "bar"
     done = data["done"]
     assert done["thread_id"] == data["start"]["thread_id"] and done["turn"] == 1
@@ -57,10 +57,10 @@ def test_no_rewrite_call_without_history(client, fake_model, ask):
     assert dict(events)["answer"]["text"] == "There are **6** singers."  # a template's: no summary call
 
 
-def test_follow_up_is_rewritten_and_threads_survive_a_restart(settings, new_model, ask):
-    with TestClient(create_app(settings, new_model())) as first:
+def test_follow_up_is_rewritten_and_threads_survive_a_restart(settings, new_model, ask, local_client):
+    with local_client(create_app(settings, new_model())) as first:
         thread_id = dict(ask(first, question="How many singers are there?"))["done"]["thread_id"]
-    with TestClient(create_app(settings, new_model())) as second:  # a new server, same data dir
+    with local_client(create_app(settings, new_model())) as second:  # a new server, same data dir
         events = ask(second, question="and only those from France?", thread_id=thread_id)
         data = dict(events)
         assert names(events)[:4] == ["start", "rewrite:start", "rewrite", "rewrite:end"]
@@ -82,11 +82,11 @@ def test_failing_sql_is_reported_in_events_not_as_a_server_error(client, ask):
     assert data["done"]["error"] == data["rows"]["error"]
 
 
-def test_model_failures_become_error_events(settings, ask):
+def test_model_failures_become_error_events(settings, ask, local_client):
     def explode(request, i):
         raise RuntimeError("boom")
 
-    with TestClient(create_app(settings, ScriptedModel(explode))) as client:
+    with local_client(create_app(settings, ScriptedModel(explode))) as client:
         events = ask(client, question="How many singers are there?")
         assert events[-1] == ("error", {"type": "error", "message": "internal error (logged on the server)", "thread_id": events[0][1]["thread_id"]})
         events = ask(client, question="How many singers are there?", model="/tmp/weights.gguf")
@@ -122,9 +122,9 @@ def test_oversized_body_is_413(client):
     assert response.status_code == 413
 
 
-def test_beyond_the_concurrency_limit_is_429(settings, fake_model, ask):
+def test_beyond_the_concurrency_limit_is_429(settings, fake_model, ask, local_client):
     app = create_app(settings, fake_model, max_concurrent=1)
-    with TestClient(app) as client:
+    with local_client(app) as client:
         assert app.state.slots.acquire()  # one question in flight
         response = client.post("/query", json={"question": "How many singers are there?"})
         assert response.status_code == 429 and response.headers["retry-after"]
@@ -160,10 +160,10 @@ def test_ui_and_assets_are_served_locally(client):
     assert plotly.status_code == 200 and plotly.headers["content-type"].startswith("text/javascript")
 
 
-def test_pipeline_events_stream_from_the_graph_before_the_answer(settings, fake_model, ask):
+def test_pipeline_events_stream_from_the_graph_before_the_answer(settings, fake_model, ask, local_client):
     """The run's own events (stages, candidates, selection) reach the client in order, the rows before the words."""
     settings = settings.with_overrides(pipeline={"examples_k": 0})
-    with TestClient(create_app(settings, fake_model)) as client:
+    with local_client(create_app(settings, fake_model)) as client:
         events = ask(client, question="How many singers are there?", method="pipeline")
     order = names(events)
     assert order[0] == "start" and order[-1] == "done"
@@ -174,3 +174,12 @@ def test_pipeline_events_stream_from_the_graph_before_the_answer(settings, fake_
     assert data["candidates"]["generator"] == "direct" and data["candidates"]["sql"]
     assert data["rows"]["rows"] == [[6]]
     assert data["done"]["run_id"] and data["done"]["method"] == "pipeline"
+
+def test_rows_streamed_are_capped_and_counted_in_full(settings, local_client, ask):
+    """The browser gets the first STREAMED_ROWS rows; `row_count` counts the whole result beside them."""
+    many = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1500) SELECT i FROM n"
+    model = ScriptedModel({"direct": f"```sql\n{many}\n```", "summarize": "The numbers run from 1 to 1500."})
+    with local_client(create_app(settings, model)) as client:
+        rows = dict(ask(client, question="Which numbers are there?"))["rows"]
+    assert (len(rows["rows"]), rows["rows_returned"], rows["row_count"]) == (STREAMED_ROWS, STREAMED_ROWS, 1500)
+    assert not rows["truncated"]  # under db.max_rows: the count is the result's own

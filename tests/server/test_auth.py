@@ -59,10 +59,50 @@ def test_page_assets_and_health_stay_open(guarded, path):
     assert guarded.get(path).status_code == 200
 
 
-def test_loopback_app_without_token_is_open(settings, fake_model):
-    with TestClient(create_app(settings, fake_model)) as client:
+def test_loopback_app_without_token_is_open(settings, fake_model, local_client):
+    with local_client(create_app(settings, fake_model)) as client:
         assert client.get("/databases").status_code == 200
         assert client.get("/schema/concert_singer").status_code == 200
+
+
+FOREIGN_HOSTS = ["askchain.example", "askchain.example:8000", "evil.example:8000", "127.0.0.1.nip.io:8000",
+                 "localhost.evil.example", "10.0.0.5:8000", "0.0.0.0:8000", "[::1", ""]
+LOCAL_HOSTS = ["localhost", "localhost:8000", "LOCALHOST:8000", "127.0.0.1:8000", "127.0.0.1", "[::1]:8000", "[::1]"]
+
+
+@pytest.mark.parametrize("host", FOREIGN_HOSTS)
+def test_loopback_app_refuses_a_foreign_host(settings, fake_model, local_client, host):
+    """A page on a domain its attacker points at 127.0.0.1 (DNS rebinding) sends its own name as Host."""
+    with local_client(create_app(settings, fake_model)) as client:
+        for method, path, body, _ in API_REQUESTS:
+            refused = client.request(method, path, json=body, headers={"Host": host})
+            assert refused.status_code == 421, (path, refused.text)
+            assert "localhost, 127.0.0.1 or [::1]" in refused.json()["detail"]
+        assert client.get("/", headers={"Host": host}).status_code == 421  # the page too: it would run the attack
+
+
+@pytest.mark.parametrize("host", LOCAL_HOSTS)
+def test_loopback_app_answers_its_own_names(settings, fake_model, local_client, host):
+    with local_client(create_app(settings, fake_model)) as client:
+        assert client.get("/databases", headers={"Host": host}).status_code == 200
+
+
+@pytest.mark.parametrize("origin, status", [
+    ("http://localhost:8000", 200), ("http://127.0.0.1:8000", 200), ("http://[::1]:3000", 200),
+    ("https://localhost", 200), ("https://evil.example", 403), ("http://evil.example:8000", 403), ("null", 403),
+    ("file://", 403), ("http://localhost.evil.example", 403),
+])
+def test_loopback_app_answers_only_pages_of_this_machine(settings, fake_model, local_client, origin, status):
+    """Another site the user visits may post to 127.0.0.1 straight away; its Origin names it."""
+    with local_client(create_app(settings, fake_model)) as client:
+        response = client.post("/query", json={"question": "How many singers are there?"}, headers={"Origin": origin})
+        assert response.status_code == status, response.text
+
+
+def test_with_a_token_the_host_is_not_checked(guarded):
+    """Beyond loopback the server is reached under any name; the token is what admits a caller."""
+    response = guarded.get("/databases", headers={"Host": "askchain.example", "Authorization": f"Bearer {TOKEN}"})
+    assert response.status_code == 200
 
 
 @pytest.mark.parametrize("host, loopback", [

@@ -147,7 +147,8 @@ def test_streamable_http_answers_with_the_scripted_model(shop, shop_settings, li
             answered = (await call(client, "ask", question="How many customers are there per country?")).structured_content
             assert answered["sql"].startswith("SELECT country, count(*)")
             assert answered["columns"] == ["country", "customers"]
-            assert answered["rows"][0] == ["France", 2] and answered["row_count"] == 3 and not answered["truncated"]
+            assert answered["rows"][0] == ["France", 2] and answered["row_count"] == answered["rows_returned"] == 3
+            assert not answered["truncated"]
             assert answered["answer"].splitlines()[0] == "1. **France** — 2 customers" and answered["error"] is None
             assert answered["db"] == "shop" and answered["model"] == "fake:scripted" and answered["method"] == "baseline"
             assert "chart" not in answered
@@ -158,13 +159,35 @@ def test_streamable_http_answers_with_the_scripted_model(shop, shop_settings, li
     asyncio.run(session())
 
 
-def test_rows_are_capped(shop, shop_settings):
+def test_rows_are_capped_and_counted_in_full(shop, shop_settings):
     async def session():
         async with Client(build_server(shop_settings, Catalog(shop_settings), ScriptedModel(shop_reply))) as client:
             result = (await call(client, "run_sql", sql="SELECT * FROM orders")).structured_content
-            assert len(result["rows"]) == TOOL_ROWS < 300 and result["truncated"]
+            assert len(result["rows"]) == result["rows_returned"] == TOOL_ROWS < 300
+            assert result["row_count"] == 300 and not result["truncated"]  # the whole result, under db.max_rows
 
     asyncio.run(session())
+
+
+def test_past_the_engine_row_cap_the_count_stops_there_and_says_so(shop, shop_settings):
+    capped = shop_settings.with_overrides(db={"max_rows": 250})
+
+    async def session():
+        async with Client(build_server(capped, Catalog(capped), ScriptedModel(shop_reply))) as client:
+            return (await call(client, "run_sql", sql="SELECT * FROM orders")).structured_content
+
+    result = asyncio.run(session())
+    assert (result["rows_returned"], result["row_count"], result["truncated"]) == (TOOL_ROWS, 250, True)
+
+
+def test_http_on_loopback_refuses_a_foreign_host(shop, shop_settings, live_server):
+    """A DNS-rebinding page reaches 127.0.0.1 under its own name; so does another site's Origin."""
+    base = live_server(http_app(build_server(shop_settings, Catalog(shop_settings)), "127.0.0.1", None))
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    foreign = httpx.post(f"{base}/mcp", json=listing, headers={"Host": "askchain.example:8001"}, timeout=10)
+    assert foreign.status_code == 421 and "localhost, 127.0.0.1 or [::1]" in foreign.json()["detail"]
+    elsewhere = httpx.post(f"{base}/mcp", json=listing, headers={"Origin": "https://evil.example"}, timeout=10)
+    assert elsewhere.status_code == 403
 
 
 @pytest.mark.parametrize("tool, arguments, message", [

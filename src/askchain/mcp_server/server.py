@@ -18,8 +18,9 @@ from askchain import __version__
 from askchain.api import ask as ask_question
 from askchain.config import Settings
 from askchain.errors import AskchainError, require
+from askchain.inputs import utf8_text
 from askchain.llm.base import ChatModel
-from askchain.server.auth import BearerToken
+from askchain.server.auth import BearerToken, LoopbackOnly
 from askchain.server.catalog import Catalog, UnknownDatabase, schema_json
 from askchain.server.turn import ModelPool
 
@@ -29,7 +30,8 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 
-#: Rows a tool hands back: the assistant reads every one, so results are cut here and `row_count` tells the rest.
+#: Rows a tool hands back: the assistant reads every one, so `rows` stops here (`rows_returned`) while `row_count`
+#: counts the whole result, up to the engine's row cap (`db.max_rows`; `truncated` when the result went past it).
 TOOL_ROWS = 200
 
 INSTRUCTIONS = (
@@ -82,7 +84,7 @@ def build_server(settings: Settings, catalog: Catalog, model: ChatModel | None =
         """Run one read-only SQL statement through askchain's safe executor; writes and file access are refused."""
         with tool_errors():
             engine = catalog.engine(db)
-            result = engine.execute(sql, max_rows=TOOL_ROWS)
+            result = engine.execute(utf8_text(sql, "the SQL"))
         return {**result.as_dict(), "db": db or catalog.default, "dialect": engine.query_dialect,
                 **_rows(result.rows, result.truncated)}
 
@@ -102,15 +104,20 @@ def build_server(settings: Settings, catalog: Catalog, model: ChatModel | None =
 
 
 def http_app(server: MCPServer, host: str, token: str | None):
-    """The streamable-HTTP app (endpoint /mcp); with a token, every request must carry it as a Bearer header."""
-    app = server.streamable_http_app(host=host)  # on loopback the SDK also checks Host/Origin (DNS rebinding)
-    return BearerToken(app, token) if token else app
+    """The streamable-HTTP app (endpoint /mcp); with a token, every request must carry it as a Bearer header,
+    without one only this machine's pages and programs are answered, as by `askchain serve` (the SDK checks Host and
+    Origin itself too, when `host` is one of the loopback names it knows)."""
+    app = server.streamable_http_app(host=host)
+    return BearerToken(app, token) if token else LoopbackOnly(app)
 
 
 def _rows(rows: list, truncated: bool) -> dict[str, Any]:
-    """The first TOOL_ROWS rows as JSON values (exact decimals as text, bytes as hex) and how many there were."""
+    """The first TOOL_ROWS rows as JSON values (exact decimals as text, bytes as hex), how many those are, and how
+    many the result holds (`truncated`: it went past the engine's row cap, so it holds at least that many)."""
+    returned = rows[:TOOL_ROWS]
     return {
-        "rows": to_jsonable_python([list(r) for r in rows[:TOOL_ROWS]], bytes_mode="hex"),
+        "rows": to_jsonable_python([list(r) for r in returned], bytes_mode="hex"),
+        "rows_returned": len(returned),
         "row_count": len(rows),
-        "truncated": truncated or len(rows) > TOOL_ROWS,
+        "truncated": truncated,
     }

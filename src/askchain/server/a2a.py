@@ -11,11 +11,11 @@ import sqlite3
 import tempfile
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Annotated, Iterator, Union
+from typing import Annotated, Any, Iterator, Union
 
 import duckdb
 import sqlglot
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
@@ -23,6 +23,7 @@ from askchain.api import ask
 from askchain.db.base import Engine
 from askchain.db.connect import open_database
 from askchain.db.dialects import quoted
+from askchain.inputs import utf8_data
 from askchain.server.turn import Services
 
 NAME = Field(min_length=1, max_length=200)
@@ -80,6 +81,11 @@ class A2ARequest(BaseModel):
     dialect: str | None = Field(None, max_length=40)
 
     _dialect = field_validator("dialect")(_dialect_name)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _utf8(cls, data: Any) -> Any:
+        return utf8_data(data)
 
     @property
     def query_dialect(self) -> str:

@@ -2,7 +2,10 @@
 
 `create_app(settings, model=...)` builds the app; tests inject a scripted model, `askchain serve` runs it with uvicorn.
 Answers run in a bounded worker pool; beyond `max_concurrent` questions in flight the API answers 429.
-With `server.token` set, every API route needs `Authorization: Bearer <token>` (the page and /health stay open).
+With `server.token` set, every API route needs `Authorization: Bearer <token>` (the page and /health stay open);
+without one the server is open on loopback to this machine's pages and programs only (Host and Origin checked, so a
+DNS-rebinding page or another site cannot use it). Bodies over 2 MB get 413, counted as they arrive; no error reply
+quotes the request.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Annotated, Any, AsyncIterator, Callable
 
 from askchain.config import Settings, get_settings
 from askchain.errors import AskchainError, ConfigError, DatabaseError, DatasetError, ProviderError, require
+from askchain.inputs import utf8_data
 from askchain.llm.base import ChatModel
 from askchain.llm.registry import named_models
 from askchain.server.a2a import A2ARequest, A2AResponse, generate
@@ -34,21 +38,23 @@ from askchain.server.turn import Emit, ModelPool, Services, TurnRequest, run_tur
 require("fastapi", "server")
 require("sse_starlette", "server")
 
-from fastapi import FastAPI, Request  # noqa: E402
+from fastapi import APIRouter, FastAPI, Request  # noqa: E402
 from fastapi import Path as PathParam  # noqa: E402
+from fastapi.encoders import jsonable_encoder  # noqa: E402
+from fastapi.exceptions import RequestValidationError  # noqa: E402
 from fastapi.responses import FileResponse, JSONResponse  # noqa: E402
 from fastapi.staticfiles import StaticFiles  # noqa: E402
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints  # noqa: E402
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator  # noqa: E402
 from sse_starlette.sse import EventSourceResponse  # noqa: E402
 
-from askchain.server.auth import BearerToken  # noqa: E402
+from askchain.server.auth import BearerToken, LoopbackOnly  # noqa: E402
+from askchain.server.limits import BodyLimit  # noqa: E402
 
 log = logging.getLogger("askchain.server")
 
 STATIC = Path(__file__).with_name("static")
 THREAD_ID = r"^[A-Za-z0-9_-]{1,64}$"
 DB_NAME = r"^[A-Za-z0-9_.-]{1,100}$"
-MAX_BODY_BYTES = 2_000_000
 _END = object()
 
 
@@ -59,6 +65,11 @@ class QueryRequest(BaseModel):
     thread_id: str | None = Field(None, pattern=THREAD_ID)
     method: str | None = Field(None, max_length=40)
     model: str | None = Field(None, min_length=1, max_length=120)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _utf8(cls, data: Any) -> Any:
+        return utf8_data(data)
 
 
 class Slots:
@@ -88,20 +99,22 @@ def create_app(
     databases: dict[str, str] | None = None,
     max_concurrent: int | None = None,
 ) -> FastAPI:
-    """The app over `settings` (databases from settings.server.databases plus `databases`; threads in the data dir)."""
+    """The app over `settings` (databases from settings.server.databases plus `databases`; threads in the data dir).
+
+    With a token every API route needs it; without one the server listens on loopback only (`askchain serve`
+    refuses otherwise) and answers only requests this machine's own pages and programs send.
+    """
     settings = settings or get_settings()
+    limit = max_concurrent or settings.server.max_concurrent
+    if limit < 1:
+        raise ConfigError("max_concurrent must be at least 1")
     services = Services(
         settings=settings,
         catalog=Catalog(settings, databases),
         threads=ThreadStore(settings.paths.data("threads.sqlite")),
         models=ModelPool(settings, model),
     )
-    limit = max_concurrent or settings.server.max_concurrent
-    if limit < 1:
-        raise ConfigError("max_concurrent must be at least 1")
-    slots = Slots(limit)
     executor = ThreadPoolExecutor(max_workers=limit, thread_name_prefix="askchain-answer")
-    default_method = settings.pipeline.method
 
     @asynccontextmanager
     async def lifespan(_: FastAPI):
@@ -110,118 +123,155 @@ def create_app(
         services.catalog.close()
 
     app = FastAPI(title="askchain", version=_version("askchain"), lifespan=lifespan, docs_url="/api/docs", redoc_url=None)
-    app.state.services = services
-    app.state.slots = slots
-    if settings.server.token:  # `askchain serve` refuses to listen beyond loopback without one
-        app.add_middleware(BearerToken, token=settings.server.token, is_open=_open_path)
-
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next):
-        if int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
-            return JSONResponse({"detail": f"request body over {MAX_BODY_BYTES} bytes"}, status_code=413)
-        return await call_next(request)
-
-    @app.exception_handler(UnknownDatabase)
-    async def unknown_database(_: Request, exc: UnknownDatabase):
-        return JSONResponse({"detail": f"unknown database '{exc.args[0]}'"}, status_code=404)
-
-    @app.exception_handler(AskchainError)
-    async def askchain_error(_: Request, exc: AskchainError):
-        unavailable = isinstance(exc, (DatabaseError, ConfigError, DatasetError, ProviderError))
-        return JSONResponse({"detail": str(exc)}, status_code=503 if unavailable else 400)
-
-    @app.exception_handler(Exception)
-    async def internal_error(request: Request, exc: Exception):
-        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
-        return JSONResponse({"detail": "internal error (logged on the server)"}, status_code=500)
-
-    def busy() -> JSONResponse:
-        return JSONResponse(
-            {"detail": f"busy: {slots.limit} questions are being answered, the limit; retry shortly"},
-            status_code=429,
-            headers={"Retry-After": "5"},
-        )
-
-    @app.post("/query")
-    async def query(body: QueryRequest):
-        if body.db is not None and body.db not in services.catalog:
-            raise UnknownDatabase(body.db)
-        if body.db is None and services.catalog.default is None:
-            raise UnknownDatabase("(none configured)")
-        if body.method is not None and body.method not in settings.methods:
-            return JSONResponse(status_code=422, content={
-                "detail": f"unknown method '{body.method}': use one of {', '.join(settings.methods)}"})
-        if not slots.acquire():
-            return busy()
-        request = TurnRequest(
-            question=body.question,
-            thread_id=body.thread_id or uuid.uuid4().hex,
-            db=body.db,
-            method=body.method or default_method,
-            model=body.model,
-        )
-        events = _start(executor, slots, lambda emit: run_turn(services, request, emit))
-        return EventSourceResponse(events, ping=10)
-
-    @app.post("/a2a/generate", response_model=A2AResponse)
-    async def a2a_generate(body: A2ARequest):
-        if not slots.acquire():
-            return busy()
-        try:
-            return await asyncio.get_running_loop().run_in_executor(executor, generate, services, body, default_method)
-        finally:
-            slots.release()
-
-    @app.get("/databases")
-    def databases_():
-        return {"databases": services.catalog.describe(), "default": services.catalog.default}
-
-    @app.get("/schema/{db}")
-    def schema(db: str = PathParam(pattern=DB_NAME)):
-        return schema_json(db, services.catalog.engine(db).schema())
-
-    @app.get("/threads/{thread_id}")
-    def thread(thread_id: str = PathParam(pattern=THREAD_ID)):
-        turns = services.threads.turns(thread_id)
-        if not turns:
-            return JSONResponse({"detail": f"no thread '{thread_id}'"}, status_code=404)
-        return {"thread_id": thread_id, "turns": json.loads(json.dumps([asdict(t) for t in turns], default=json_default))}
-
-    @app.get("/health")
-    def health():
-        name = services.models.default_name
-        spec = named_models().get(name)
-        engine = "llama.cpp" if spec or name.endswith(".gguf") else name.split(":", 1)[0]
-        return {
-            "status": "ok",
-            "model": name,
-            "engine": engine,
-            "models_loaded": services.models.loaded,
-            "methods": list(settings.methods),
-            "default_method": default_method,
-            "databases": services.catalog.names(),
-            "max_concurrent": slots.limit,
-            "active": slots.active,
-            "versions": {
-                "askchain": _version("askchain"),
-                "python": platform.python_version(),
-                **{pkg: _version(pkg) for pkg in ("fastapi", "duckdb", "sqlglot", "llama-cpp-python", "plotly")},
-            },
-        }
-
-    @app.get("/vendor/plotly.min.js", include_in_schema=False)
-    def plotly_js():
-        path = plotly_bundle()
-        if path is None:
-            return JSONResponse({"detail": "plotly is not installed: pip install 'askchain[server]'"}, status_code=404)
-        return FileResponse(path, media_type="text/javascript", headers={"Cache-Control": "public, max-age=86400"})
-
-    @app.get("/", include_in_schema=False)
-    def index():
-        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
-
+    app.state.services, app.state.slots, app.state.executor = services, Slots(limit), executor
+    for error, handler in ERROR_HANDLERS.items():
+        app.add_exception_handler(error, handler)
+    app.include_router(api)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_middleware(BodyLimit)  # inside the caller checks below, which refuse before any body is read
+    if settings.server.token:
+        app.add_middleware(BearerToken, token=settings.server.token, is_open=_open_path)
+    else:
+        app.add_middleware(LoopbackOnly)
     return app
+
+
+# ---- errors: one-line reasons, never the request body or a traceback ---------------------------------------------
+async def _unknown_database(_: Request, exc: UnknownDatabase) -> JSONResponse:
+    return JSONResponse({"detail": f"unknown database '{exc.args[0]}'"}, status_code=404)
+
+
+async def _refused(_: Request, exc: AskchainError) -> JSONResponse:
+    unavailable = isinstance(exc, (DatabaseError, ConfigError, DatasetError, ProviderError))
+    return JSONResponse({"detail": str(exc)}, status_code=503 if unavailable else 400)
+
+
+async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+    """FastAPI's 422 without the `input` it quotes: a reply must not hand a request's body back to its sender."""
+    return JSONResponse({"detail": jsonable_encoder([_without_input(error) for error in exc.errors()])}, status_code=422)
+
+
+async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return JSONResponse({"detail": "internal error (logged on the server)"}, status_code=500)
+
+
+ERROR_HANDLERS = {
+    UnknownDatabase: _unknown_database,
+    AskchainError: _refused,
+    RequestValidationError: _invalid_request,
+    Exception: _internal_error,
+}
+#: Longest field name or key a validation error repeats (an unknown key is the client's text).
+ERROR_LOC_CHARS = 100
+
+
+def _without_input(error: dict[str, Any]) -> dict[str, Any]:
+    loc = [part[:ERROR_LOC_CHARS] if isinstance(part, str) else part for part in error.get("loc", ())]
+    return {**{key: value for key, value in error.items() if key != "input"}, "loc": loc}
+
+
+# ---- routes ----------------------------------------------------------------------------------------------------
+api = APIRouter()
+
+
+def _busy(slots: Slots) -> JSONResponse:
+    return JSONResponse(
+        {"detail": f"busy: {slots.limit} questions are being answered, the limit; retry shortly"},
+        status_code=429,
+        headers={"Retry-After": "5"},
+    )
+
+
+@api.post("/query")
+async def query(body: QueryRequest, request: Request):
+    services, slots = request.app.state.services, request.app.state.slots
+    if body.db is not None and body.db not in services.catalog:
+        raise UnknownDatabase(body.db)
+    if body.db is None and services.catalog.default is None:
+        raise UnknownDatabase("(none configured)")
+    methods = services.settings.methods
+    if body.method is not None and body.method not in methods:
+        return JSONResponse(status_code=422, content={"detail": f"unknown method '{body.method}': use one of {', '.join(methods)}"})
+    if not slots.acquire():
+        return _busy(slots)
+    turn = TurnRequest(
+        question=body.question,
+        thread_id=body.thread_id or uuid.uuid4().hex,
+        db=body.db,
+        method=body.method or services.settings.pipeline.method,
+        model=body.model,
+    )
+    events = _start(request.app.state.executor, slots, lambda emit: run_turn(services, turn, emit))
+    return EventSourceResponse(events, ping=10)
+
+
+@api.post("/a2a/generate", response_model=A2AResponse)
+async def a2a_generate(body: A2ARequest, request: Request):
+    services, slots = request.app.state.services, request.app.state.slots
+    if not slots.acquire():
+        return _busy(slots)
+    try:
+        return await asyncio.get_running_loop().run_in_executor(
+            request.app.state.executor, generate, services, body, services.settings.pipeline.method)
+    finally:
+        slots.release()
+
+
+@api.get("/databases")
+def databases_(request: Request):
+    catalog = request.app.state.services.catalog
+    return {"databases": catalog.describe(), "default": catalog.default}
+
+
+@api.get("/schema/{db}")
+def schema(request: Request, db: str = PathParam(pattern=DB_NAME)):
+    return schema_json(db, request.app.state.services.catalog.engine(db).schema())
+
+
+@api.get("/threads/{thread_id}")
+def thread(request: Request, thread_id: str = PathParam(pattern=THREAD_ID)):
+    turns = request.app.state.services.threads.turns(thread_id)
+    if not turns:
+        return JSONResponse({"detail": f"no thread '{thread_id}'"}, status_code=404)
+    return {"thread_id": thread_id, "turns": json.loads(json.dumps([asdict(t) for t in turns], default=json_default))}
+
+
+@api.get("/health")
+def health(request: Request):
+    services, slots = request.app.state.services, request.app.state.slots
+    name = services.models.default_name
+    spec = named_models().get(name)
+    engine = "llama.cpp" if spec or name.endswith(".gguf") else name.split(":", 1)[0]
+    return {
+        "status": "ok",
+        "model": name,
+        "engine": engine,
+        "models_loaded": services.models.loaded,
+        "methods": list(services.settings.methods),
+        "default_method": services.settings.pipeline.method,
+        "databases": services.catalog.names(),
+        "max_concurrent": slots.limit,
+        "active": slots.active,
+        "versions": {
+            "askchain": _version("askchain"),
+            "python": platform.python_version(),
+            **{pkg: _version(pkg) for pkg in ("fastapi", "duckdb", "sqlglot", "llama-cpp-python", "plotly")},
+        },
+    }
+
+
+@api.get("/vendor/plotly.min.js", include_in_schema=False)
+def plotly_js():
+    path = plotly_bundle()
+    if path is None:
+        return JSONResponse({"detail": "plotly is not installed: pip install 'askchain[server]'"}, status_code=404)
+    return FileResponse(path, media_type="text/javascript", headers={"Cache-Control": "public, max-age=86400"})
+
+
+@api.get("/", include_in_schema=False)
+def index():
+    return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
 
 def _open_path(path: str) -> bool:

@@ -1,7 +1,8 @@
-"""Who may call askchain's HTTP endpoints: anyone on loopback; beyond it, only holders of the API token.
+"""Who may call askchain's HTTP endpoints: on loopback, pages and programs of this machine; beyond it, only holders
+of the API token.
 
-Shared by `askchain serve` and `askchain mcp --transport http`, so both refuse the same exposure and check
-the token the same way.
+Shared by `askchain serve` and `askchain mcp --transport http`, so both refuse the same exposure, check the token
+the same way and, open on loopback, refuse the same foreign Host and Origin headers.
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import ipaddress
 import secrets
 from typing import Callable
+from urllib.parse import urlsplit
 
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 
 from askchain.errors import ConfigError
@@ -69,3 +72,40 @@ def _bearer(scope) -> bytes | None:
             scheme, _, credentials = value.partition(b" ")
             return credentials.strip() if scheme.lower() == b"bearer" else b""
     return None
+
+
+class LoopbackOnly:
+    """ASGI middleware for a server open on loopback (no token): it answers only what this machine's own pages and
+    programs send. A Host that is not a loopback name (421) is a DNS-rebinding page reaching 127.0.0.1 under its own
+    domain; an Origin that is not a loopback page (403) is a site the user visits posting to 127.0.0.1. No Origin
+    (curl, scripts, a browser's same-origin GET) passes. The rules are the MCP SDK's for its own transport on
+    loopback, any port, with every loopback address counted as this machine (`is_loopback`).
+    """
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if not _names_loopback("//" + headers.get("host", "")):
+            refusal = (421, "this server on loopback answers only requests addressed to localhost, 127.0.0.1 or [::1]")
+        elif origin is not None and not (origin.startswith(("http://", "https://")) and _names_loopback(origin)):
+            refusal = (403, "this server on loopback answers only pages served from this machine, not other sites")
+        else:
+            await self.app(scope, receive, send)
+            return
+        status, reason = refusal
+        await JSONResponse({"detail": reason}, status_code=status)(scope, receive, send)
+
+
+def _names_loopback(url: str) -> bool:
+    """True if the URL's host (port or not) is a loopback name or address; False for anything unparsable."""
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:  # "[::1" and the like
+        return False
+    return bool(host) and is_loopback(host)

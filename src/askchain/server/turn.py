@@ -25,7 +25,7 @@ log = logging.getLogger("askchain.server")
 
 Emit = Callable[[dict[str, Any]], None]
 
-#: Rows sent to the browser; the row count and the chart still use the whole result.
+#: Rows sent to the browser (`rows_returned`); `row_count` and the chart still use the whole result.
 STREAMED_ROWS = 1000
 
 
@@ -82,7 +82,7 @@ def run_turn(services: Services, request: TurnRequest, emit: Emit) -> None:
 
     def forward(event: dict[str, Any]) -> None:
         if event.get("type") == "rows":  # the row count and the chart still use the whole result
-            event = {**event, "rows": event["rows"][:STREAMED_ROWS]}
+            event = {**event, "rows": event["rows"][:STREAMED_ROWS], "rows_returned": min(len(event["rows"]), STREAMED_ROWS)}
         emit(event)
 
     try:
