@@ -45,6 +45,7 @@ class DBSettings(Section):
     timeout_s: float
     max_rows: int
     maximum_bytes_billed: int
+    allow_unsafe_postgres_role: bool
     default_domain: str | None
     short_table_names: bool
 

@@ -203,7 +203,10 @@ def plain_identifiers(sql: str, dialect: str) -> str:
     this text, the one decided on."""
     if dialect != "postgres" or "&" not in sql:
         return sql
-    tokens = Dialect.get_or_raise(dialect).tokenize(sql)
+    try:
+        tokens = Dialect.get_or_raise(dialect).tokenize(sql)
+    except TokenError:
+        return sql  # the parser meets the same error, and the guard refuses the text for it
     spans = []
     for i, (u, amp, name) in enumerate(zip(tokens, tokens[1:], tokens[2:])):
         if not (u.token_type == TokenType.VAR and u.text in ("U", "u") and amp.token_type == TokenType.AMP

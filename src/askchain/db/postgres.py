@@ -1,11 +1,15 @@
-"""PostgreSQL: read-only by construction, whatever the role may do.
+"""PostgreSQL: read-only by construction, connected as a role that may only read.
 
 URL: any libpq URI, `postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME[?sslmode=…]`, plus `schema=` (askchain's own,
 default `public`): the schema described to the model and put first on the search path.
 
-Barriers after the guard: sessions open with `default_transaction_read_only=on`, every statement runs in a
-READ ONLY transaction that is always rolled back, with `statement_timeout` from the limits; rows are streamed
-and the stream is cancelled past the row cap. For defence in depth also connect as a role with SELECT only.
+Barriers after the guard: the role is checked on connect, and one that may write, read server files, run programs
+or change the server (a superuser among them) is refused unless `db.allow_unsafe_postgres_role` says otherwise, since
+for such a role PostgreSQL itself stops little inside a read-only transaction (`COPY ... TO PROGRAM` runs). Sessions
+open with `default_transaction_read_only=on` and `standard_conforming_strings=on` (a backslash in a string is text,
+as the guard reads it); every statement runs in a READ ONLY transaction that is always rolled back, with
+`statement_timeout` from the limits;
+rows are streamed and the stream is cancelled past the row cap.
 """
 
 from __future__ import annotations
@@ -13,13 +17,59 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from askchain.db.base import Engine
+from askchain.db.base import Engine, QueryResult
+from askchain.db.dialects import quoted
+from askchain.db.guard import plain_identifiers
 from askchain.db.schema import Column, ForeignKey, Schema, Table
 from askchain.errors import DatabaseError, QueryFailed, QueryRefused, require
 
 #: Above this planner estimate the row count is reported as estimated instead of counted.
 EXACT_COUNT_BELOW = 1_000_000
 _NO_EXAMPLES = ("bytea", "json", "xml", "tsvector", "geometry", "geography", "[]")
+#: Predefined roles that read or write server files, run programs, write every table, signal other sessions or read
+#: their SQL and the server's settings.
+_SERVER_ROLES = [
+    "pg_read_server_files", "pg_write_server_files", "pg_execute_server_program", "pg_write_all_data",
+    "pg_signal_backend", "pg_checkpoint", "pg_create_subscription", "pg_read_all_settings", "pg_read_all_stats",
+    "pg_monitor",
+]
+# Why the connected role is more than a reader, one row per reason, over the roles it may act as (itself and every
+# role it is a member of, which SET ROLE reaches). Functions PostgreSQL keeps from ordinary roles (pg_read_file,
+# lo_import...) are those of pg_catalog that PUBLIC may not execute.
+_ROLE_RISKS = """
+WITH held AS (SELECT * FROM pg_roles WHERE pg_has_role(current_user, oid, 'MEMBER')),
+user_schemas AS (SELECT oid, nspname FROM pg_namespace WHERE nspname !~ '^pg_' AND nspname <> 'information_schema'),
+user_relations AS (
+    SELECT c.oid, c.relkind, quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name
+    FROM pg_class c JOIN user_schemas n ON n.oid = c.relnamespace
+)
+SELECT reason FROM (
+    SELECT DISTINCT 1, 'is a superuser' FROM held WHERE rolsuper
+    UNION ALL SELECT DISTINCT 2, 'may create roles' FROM held WHERE rolcreaterole
+    UNION ALL SELECT DISTINCT 3, 'may create databases' FROM held WHERE rolcreatedb
+    UNION ALL SELECT DISTINCT 4, 'may start replication' FROM held WHERE rolreplication
+    UNION ALL SELECT DISTINCT 5, 'bypasses row-level security' FROM held WHERE rolbypassrls
+    UNION ALL SELECT 6, 'is a member of ' || rolname FROM held WHERE rolname = ANY(%(server_roles)s)
+    UNION ALL (SELECT 7, 'may write ' || r.name FROM user_relations r, held h
+               WHERE (r.relkind IN ('r', 'p', 'v', 'm', 'f')
+                      AND (has_table_privilege(h.oid, r.oid, 'INSERT, UPDATE, DELETE, TRUNCATE')
+                           OR has_any_column_privilege(h.oid, r.oid, 'INSERT, UPDATE')))
+                  OR (r.relkind = 'S' AND has_sequence_privilege(h.oid, r.oid, 'USAGE, UPDATE'))
+               ORDER BY r.name LIMIT 1)
+    UNION ALL (SELECT 8, 'may create objects in schema ' || quote_ident(n.nspname) FROM user_schemas n, held h
+               WHERE has_schema_privilege(h.oid, n.oid, 'CREATE') ORDER BY n.nspname LIMIT 1)
+    UNION ALL (SELECT 9, 'may create schemas in database ' || quote_ident(current_database()) FROM held h
+               WHERE has_database_privilege(h.oid, current_database(), 'CREATE') LIMIT 1)
+    UNION ALL (SELECT 10, 'may call ' || p.proname || '()' FROM pg_proc p, held h
+               WHERE p.pronamespace = 'pg_catalog'::regnamespace AND p.proacl IS NOT NULL
+                 AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
+                 AND has_function_privilege(h.oid, p.oid, 'EXECUTE')
+               ORDER BY p.proname LIMIT 1)
+) risks(rank, reason)
+ORDER BY rank, reason
+"""
+#: How many of a refused role's reasons the refusal names.
+_REASONS_SHOWN = 4
 
 _TABLES = """
 SELECT c.relname, c.relkind, c.reltuples::bigint, obj_description(c.oid, 'pg_class')
@@ -64,13 +114,35 @@ class PostgresEngine(Engine):
             params = self._pg.conninfo.conninfo_to_dict(conninfo)
         except self._pg.Error as exc:
             raise DatabaseError(f"bad PostgreSQL URL {_redacted(self.location)}: {_first_line(exc)}") from exc
-        read_only = f"-c default_transaction_read_only=on -c search_path={_escape_option(self.schema_name)}"
+        read_only = (
+            "-c default_transaction_read_only=on -c standard_conforming_strings=on"
+            f" -c search_path={_escape_option(self.schema_name)}"
+        )
         params["options"] = f"{params.get('options', '')} {read_only}".strip()
         params.setdefault("connect_timeout", str(max(1, min(10, int(self.limits.timeout_s)))))
         params.setdefault("application_name", "askchain")
         self._params = params
-        with self._transaction() as conn:  # fail early on a wrong host, database or password
-            conn.execute("SELECT 1")
+        self._check_role()
+
+    def _check_role(self) -> None:
+        """Refuse a role that may do more than read, unless the settings accept the risk; connecting fails early here
+        on a wrong host, database or password."""
+        with self._transaction() as conn:
+            role = conn.execute("SELECT current_user").fetchone()[0]
+            risks = [reason for (reason,) in conn.execute(_ROLE_RISKS, {"server_roles": _SERVER_ROLES})]
+        if not risks or self.limits.allow_unsafe_postgres_role:
+            return
+        more = len(risks) - _REASONS_SHOWN
+        shown = ", ".join(risks[:_REASONS_SHOWN]) + (f" (and {more} more)" if more > 0 else "")
+        raise DatabaseError(
+            f'PostgreSQL role "{role}" {shown}: askchain runs model-written SQL and connects only as a role that may '
+            f"read and nothing more. Create one: {select_only_role(self._params.get('dbname', ''), self.schema_name)} "
+            "(README, Security); or, accepting the risk, set db.allow_unsafe_postgres_role: true"
+        )
+
+    def execute(self, sql: str, **limits) -> QueryResult:
+        """Run the text the guard decides on: unicode-escaped names (`U&"..."`) spelled out, as the guard reads them."""
+        return super().execute(plain_identifiers(sql, self.query_dialect), **limits)
 
     def _transaction(self, timeout_s: float | None = None):
         """A fresh connection in a READ ONLY transaction, rolled back and closed on exit."""
@@ -176,6 +248,16 @@ class _ReadOnlyTransaction:
             self.conn.rollback()
         finally:
             self.conn.close()
+
+
+def select_only_role(database: str, schema: str, role: str = "askchain_reader") -> str:
+    """The SQL that creates a role which may read the schema's tables and nothing more (run it as a superuser)."""
+    db, ns, name = quoted(database or "DBNAME", "postgres"), quoted(schema, "postgres"), quoted(role, "postgres")
+    return (
+        f"CREATE ROLE {name} LOGIN PASSWORD '...'; GRANT CONNECT ON DATABASE {db} TO {name}; "
+        f"GRANT USAGE ON SCHEMA {ns} TO {name}; GRANT SELECT ON ALL TABLES IN SCHEMA {ns} TO {name}; "
+        f"ALTER DEFAULT PRIVILEGES IN SCHEMA {ns} GRANT SELECT ON TABLES TO {name};"
+    )
 
 
 def _split_schema(location: str) -> tuple[str, str]:
