@@ -40,6 +40,11 @@ def test_unusable_locations_are_one_line_errors(location):
     assert "\n" not in str(info.value)
 
 
+def test_a_directory_is_named_as_one(tmp_path):
+    with pytest.raises(DatabaseError, match="is a directory, not a database file"):
+        open_database(str(tmp_path))
+
+
 def test_sqlite_introspection(concert_db_copy):
     schema = open_database(str(concert_db_copy)).schema()
     concert = schema.table("concert")

@@ -42,6 +42,8 @@ def open_database(location: str, limits: DBSettings | None = None, **options) ->
 
 def _open_file(path_text: str, limits: DBSettings, engine: str | None, options: dict) -> Engine:
     path = Path(path_text).expanduser()
+    if path.is_dir():
+        raise DatabaseError(f"{path} is a directory, not a database file")
     if not path.is_file():
         raise DatabaseError(f"database file {path} does not exist")
     try:
