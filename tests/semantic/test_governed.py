@@ -166,6 +166,8 @@ def test_the_reading_says_what_was_measured_and_how(semantic_model):
       "filters": [{"field": "status", "op": "=", "value": [0, 1]}]}, "needs one value"),
     ({"model": "transactions", "measures": ["transaction_count"],
       "order_by": [{"field": "day", "direction": "asc"}]}, "not selected"),
+    ({"model": "transactions", "measures": ["transaction_count"],
+      "filters": [{"field": "status", "op": "=", "value": "failed"}]}, "not comparable"),
     ({"model": "transactions", "measures": ["transaction_count"], "rows": 3}, "rows"),
     ({"model": "transactions"}, "at least one dimension or measure"),
 ])

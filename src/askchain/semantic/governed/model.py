@@ -17,6 +17,7 @@ import ibis
 import yaml
 from boring_semantic_layer import from_config
 from boring_semantic_layer.errors import BSLError
+from ibis.common.exceptions import IbisError
 from pydantic import ValidationError
 
 from askchain.errors import ConfigError, SemanticQueryError, first_line
@@ -102,7 +103,7 @@ class SemanticModel:
                 order_by=[(o.field, o.direction) for o in query.order_by] or None, limit=query.limit,
             )
             sql = ibis.to_sql(expression.to_untagged(), dialect="bigquery")
-        except (BSLError, ValueError, KeyError) as exc:
+        except (BSLError, IbisError, ValueError, KeyError) as exc:  # the layer's word on the query, for its revision
             raise SemanticQueryError(first_line(exc)) from exc
         return CompiledQuery(readable_sql(sql, self.sql_schema), query_reading(query, spec, self.windows, self.units))
 
