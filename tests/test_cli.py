@@ -21,6 +21,12 @@ def test_sql_json(concert_db):
     assert data["columns"] == ["Name"] and len(data["rows"]) == 2 and data["truncated"] is False
 
 
+def test_sql_prints_names_and_values_as_they_are(concert_db):
+    out = run("sql", "--db", str(concert_db), """SELECT '[/x]' AS "[/y]", '[bold]b' AS c""")
+    assert out.returncode == 0, out.stderr
+    assert "[/y]" in out.stdout and "[/x]" in out.stdout and "[bold]b" in out.stdout
+
+
 @pytest.mark.parametrize("args,message", [
     (["sql", "--db", "{db}", "DROP TABLE singer"], "only read-only queries"),
     (["sql", "--db", "{db}", "WITH x AS (DELETE FROM singer RETURNING *) SELECT * FROM x"], "read-only"),
@@ -30,6 +36,13 @@ def test_sql_json(concert_db):
     (["ask", "--db", "{db}", "How many singers?", "--model", "gpt-99"], "unknown model"),
     (["ask", "--db", "{db}", "How many singers?", "--method", "magic"], "unknown method"),
     (["ask", "--db", "{db}", "How many singers?", "--chart", "chart.jpg"], "use a .png or .svg file name"),
+    # an invalid byte on the command line reaches Python as a lone surrogate (os.fsencode gives the byte back here)
+    (["sql", "--db", "{db}", "SELECT 'caf\udce9'"], "the SQL is not valid UTF-8: byte 0xe9 at character 12"),
+    (["ask", "--db", "{db}", "How many singers from \udcff?"], "the question is not valid UTF-8: byte 0xff"),
+    (["sql", "--db", "{db}", "--max-rows", "many", "SELECT 1"], "Invalid value for '--max-rows'"),
+    (["sql", "--db", "{db}"], "Missing argument"),
+    (["sql", "--db", "postgresql://reader@[::1/shop", "SELECT 1"], "bad PostgreSQL URL"),
+    (["sql", "--db", "postgresql://reader@localhost:5432/shop?sslmode=sometimes", "SELECT 1"], "sslmode"),
 ])
 def test_bad_input_is_one_line_and_exit_2(concert_db, args, message):
     out = run(*[a.replace("{db}", str(concert_db)) for a in args])

@@ -14,6 +14,7 @@ from askchain.config import Settings, get_settings
 from askchain.db.base import Engine
 from askchain.db.connect import resolve_database
 from askchain.errors import AskchainError
+from askchain.inputs import utf8_text
 from askchain.llm.base import ChatModel, track_usage
 from askchain.pipeline.graph import run_graph
 from askchain.pipeline.methods import method_settings
@@ -48,6 +49,8 @@ def ask(
     settings = settings or get_settings()
     if not question or not question.strip():
         raise AskchainError("the question is empty")
+    utf8_text(question, "the question")
+    utf8_text(hint, "the hint")
     method = method or settings.pipeline.method
     configured = method_settings(settings, method, **({} if answer is None else {"answer": answer}))
     engine = resolve_database(db, settings)

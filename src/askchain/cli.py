@@ -10,13 +10,14 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Optional
+from typing import NoReturn, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from askchain.errors import AskchainError, describe
 
@@ -35,11 +36,12 @@ def _settings(model: str | None = None):
 
 
 def print_rows(columns: list[str], rows: list, limit: int = 50, title: str | None = None) -> None:
+    """The rows as a table; names and values are shown as they are, never read as markup ("[/b]" is data)."""
     table = RichTable(title=title, show_lines=False)
     for column in columns:
-        table.add_column(str(column))
+        table.add_column(Text(str(column)))
     for row in rows[:limit]:
-        table.add_row(*("NULL" if v is None else str(v) for v in row))
+        table.add_row(*(Text("NULL" if v is None else str(v)) for v in row))
     console.print(table)
     if len(rows) > limit:
         console.print(f"… {len(rows) - limit} more rows")
@@ -227,7 +229,9 @@ def sql(
 ):
     """Run one statement through the safe executor (refusals exit with code 2)."""
     from askchain.db.connect import resolve_database
+    from askchain.inputs import utf8_text
 
+    utf8_text(statement, "the SQL")
     engine = resolve_database(db, _settings())
     result = engine.execute(statement, max_rows=max_rows)
     if as_json:
@@ -276,23 +280,32 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except AskchainError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False)
-        sys.exit(exc.exit_code)
+        _refuse(str(exc), exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         sys.exit(130)
-    except Exception as exc:
-        if hasattr(exc, "show") and hasattr(exc, "exit_code"):  # typer/click usage errors: bad flag, missing argument
+    except typer.TyperException as exc:  # usage errors: a bad flag or value, a missing argument
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a command given nothing at all shows its help (click's class)
             exc.show()
             sys.exit(exc.exit_code)
+        ctx = getattr(exc, "ctx", None)
+        _refuse(exc.format_message() + (f" (see '{ctx.command_path} --help')" if ctx else ""), exc.exit_code)
+    except Exception as exc:
         # A bug, not bad input: one line and exit 1. Read from the environment, not settings, since loading the
         # settings may be what failed.
         if os.environ.get("ASKCHAIN_DEBUG", "") not in ("", "0"):
             raise
         err_console.print(f"[red]error:[/red] internal error: {escape(describe(exc))}", highlight=False)
         sys.exit(1)
+
+
+def _refuse(reason: str, exit_code: int) -> NoReturn:
+    """Bad input: its reason on one line of stderr (taken literally, never as markup), then the exit code."""
+    one_line = " ".join(line.strip() for line in reason.splitlines() if line.strip())
+    err_console.print(f"[red]error:[/red] {escape(one_line)}", highlight=False)
+    sys.exit(exit_code)
 
 
 if __name__ == "__main__":

@@ -506,3 +506,24 @@ def test_every_system_relation_is_refused_qualified_or_not(catalog):
             with pytest.raises(QueryRefused, match="system catalogs"):
                 check_read_only(f"SELECT * FROM {spelled}", "postgres")
 
+
+# ---- a connection lost ---------------------------------------------------------------------------------------------
+
+@pytest.mark.postgres
+def test_cli_reports_a_connection_lost_mid_query_in_one_line_with_exit_code_2(cluster):
+    """The server ends the session while the query runs (a restart, an administrator, a network cut)."""
+    import time
+
+    import psycopg
+
+    slow = "SELECT count(*) FROM generate_series(1, 10000000000) AS s(n)"
+    command = subprocess.Popen([sys.executable, "-m", "askchain.cli", "sql", "--db", cluster.url("reader"), slow],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    running = ("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+               "WHERE application_name = 'askchain' AND state = 'active' AND query LIKE '%generate_series%'")
+    with psycopg.connect(cluster.admin_url, autocommit=True) as admin:
+        while command.poll() is None and not admin.execute(running).fetchall():  # until the query runs, then end it
+            time.sleep(0.05)
+    _, err = command.communicate(timeout=120)
+    assert command.returncode == 2, err
+    assert err.startswith("error: terminating connection") and len(err.strip().splitlines()) == 1, err

@@ -108,12 +108,12 @@ class PostgresEngine(Engine):
     def __post_init__(self):
         super().__post_init__()
         self._pg = require("psycopg", "postgres")
-        conninfo, url_schema = _split_schema(self.location)
-        self.schema_name = self.schema_name or url_schema or "public"
         try:
+            conninfo, url_schema = _split_schema(self.location)
             params = self._pg.conninfo.conninfo_to_dict(conninfo)
-        except self._pg.Error as exc:
+        except (ValueError, self._pg.Error) as exc:  # ValueError: what urlsplit cannot read, e.g. "[::1" unclosed
             raise DatabaseError(f"bad PostgreSQL URL {_redacted(self.location)}: {_first_line(exc)}") from exc
+        self.schema_name = self.schema_name or url_schema or "public"
         read_only = (
             "-c default_transaction_read_only=on -c standard_conforming_strings=on"
             f" -c search_path={_escape_option(self.schema_name)}"
@@ -245,7 +245,8 @@ class _ReadOnlyTransaction:
 
     def __exit__(self, *exc_info):
         try:
-            self.conn.rollback()
+            if not self.conn.broken:  # a connection lost mid-query has nothing to roll back (and would raise)
+                self.conn.rollback()
         finally:
             self.conn.close()
 
@@ -275,7 +276,11 @@ def _escape_option(value: str) -> str:
 
 
 def _redacted(location: str) -> str:
-    parts = urlsplit(location)
+    """The URL without its password; one too malformed to find the password in is not repeated at all."""
+    try:
+        parts = urlsplit(location)
+    except ValueError:
+        return "(unreadable)"
     if parts.password is None:
         return location
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
