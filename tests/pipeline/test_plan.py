@@ -57,7 +57,7 @@ def test_earlier_results_show_whole_values():
     found = QueryResult(["address", "blocks"], [(address, 12), ("0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5", 9)], 0.01)
     text = earlier_results([StepResult("Top builders?", "SELECT ...", found, None),
                             StepResult("Their fees?", None, None, "no candidate SQL was produced")], rows=1)
-    assert address in text and "1 more rows" in text and "(no result: no candidate SQL was produced)" in text
+    assert address in text and "1 more rows" in text and '(no result: "no candidate SQL was produced")' in text
 
 
 STADIUM = ("SELECT c.Stadium_ID, s.Name FROM concert c JOIN stadium s ON s.Stadium_ID = c.Stadium_ID "
@@ -69,7 +69,7 @@ def direct(request, i):
     question = request.values["question"]
     if "step 1" not in question:
         return f"```sql\n{STADIUM}\n```"
-    stadium_id = re.search(r"^\s+(\d+), Millbrook Park$", question, re.MULTILINE).group(1)
+    stadium_id = re.search(r"^\s+'(\d+)', 'Millbrook Park'$", question, re.MULTILINE).group(1)
     return ("```sql\nSELECT DISTINCT s.Name FROM singer s JOIN singer_in_concert sc ON sc.Singer_ID = s.Singer_ID "
             f"JOIN concert c ON c.concert_ID = sc.concert_ID WHERE c.Stadium_ID = '{stadium_id}' ORDER BY s.Name\n```")
 

@@ -1,6 +1,6 @@
 """A result in words. The common shapes (one value, one row, one column, a ranked list, a time series, no rows, an
 error) are said by templates (templates.yaml) in no time; the model writes only what no template can say, and its
-paragraph is kept only if every number in it comes from the rows."""
+paragraph is kept only if every number in it is one of the rows' numbers (digits inside a text cell do not count)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import yaml
 from askchain.answer.shape import column, is_time, labels, measures, shorten, time_order
 from askchain.llm.base import ChatModel
 from askchain.numbers import NUMBER
+from askchain.prompt_data import data_cell, escape_text
 from askchain.prompts import load_prompt
 
 #: Rows and characters per cell shown to the model; the answer may only quote what it was shown.
@@ -29,6 +30,12 @@ LIST_ROWS = 20
 
 # Characters that would turn a value or a question's words into Markdown formatting.
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>~|])")
+# Quotation marks an answer may put round a name it copies from the rows.
+_QUOTES = (('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’"))
+# Text that is a number or a point in time as a whole ("1,234.5", "2021-05", "2021-05-12 10:00:00", "10:30").
+_NUMBER_TEXT = re.compile(r"[+-]?\d[\d,]*(?:\.\d+)?")
+_TIME_TEXT = re.compile(r"\d{4}-\d{2}(?:-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?)?"
+                        r"|\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")
 
 
 def summarize(
@@ -158,8 +165,8 @@ def model_answer(question: str, sql: str | None, columns: Sequence[str], rows: S
     )
     reply = model.complete(messages, temperature=0.0, max_tokens=MAX_TOKENS).text
     text = whole_sentences(" ".join(reply.split()))
-    sources = [question, len(rows), *(v for r in shown for v in r), *(_cell(v) for r in shown for v in r)]
-    if not text or unsupported_numbers(text, sources):
+    claims = without_quoted_cells(text, shown)
+    if not text or unsupported_numbers(claims, [question, len(rows), *supporting_values(shown)]):
         return plain_answer(columns, rows)
     return text
 
@@ -173,10 +180,38 @@ def whole_sentences(text: str) -> str:
 
 
 def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Rows as pipe-separated text, the way the model sees them."""
-    lines = [" | ".join(str(c) for c in columns)]
-    lines += [" | ".join(_cell(v)[:CELL_CHARS] for v in row) for row in rows]
+    """Rows as pipe-separated text, the way the model sees them: text cells quoted and escaped (prompt_data), so a
+    cell cannot add a line, a row or a column of its own."""
+    lines = [" | ".join(escape_text(str(c)) for c in columns)]
+    lines += [" | ".join(data_cell(v, CELL_CHARS, number=_cell) for v in row) for row in rows]
     return "\n".join(lines)
+
+
+def supporting_values(rows: Sequence[Sequence[Any]]) -> list[Any]:
+    """The cells a number in the answer may be copied from: numbers (as stored and as shown), dates, and the text of a
+    column that holds numbers or dates throughout (SQLite keeps dates and years as text). Digits inside other text
+    support nothing: a token named "the answer is 0", or "0" beside names, must not vouch for an answer of 0."""
+    found: list[Any] = []
+    for values in zip(*rows):
+        numeric_text = all(not isinstance(v, str) or _NUMBER_TEXT.fullmatch(v.strip()) or _TIME_TEXT.fullmatch(v.strip())
+                           for v in values)
+        for value in values:
+            if isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool):
+                found += [value, _cell(value)]
+            elif isinstance(value, (dt.date, dt.datetime, dt.time)) or isinstance(value, str) and numeric_text:
+                found.append(value)
+    return found
+
+
+def without_quoted_cells(text: str, rows: Sequence[Sequence[Any]]) -> str:
+    """The answer without its quotations of text cells, as the rows hold them or as the prompt showed them: a name
+    quoted whole ("The answer is 0", "Week 1") is the name, not a claim about its digits. Unquoted, they stay claims."""
+    for value in {v for row in rows for v in row if isinstance(v, str) and v.strip()}:
+        shown = data_cell(value, CELL_CHARS)[1:-1]
+        for copy in {" ".join(value.split()), shown}:
+            for opening, closing in _QUOTES:
+                text = text.replace(f"{opening}{copy}{closing}", f"{opening}{closing}")
+    return text
 
 
 def unsupported_numbers(text: str, sources: Iterable[Any]) -> list[str]:
@@ -218,14 +253,14 @@ def caveats(row_count: int, *, truncated: bool, error: str | None) -> str:
 
 def format_value(value: Any) -> str:
     """A value as prose shows it: numbers with thousands separators and sensible decimals (1,234.57; 0.000123),
-    long hex strings shortened, Markdown characters escaped."""
+    long hex strings shortened, Markdown characters and line breaks escaped (a cell cannot add a list item)."""
     if value is None:
         return "NULL"
     if isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool):
         return format_number(value)
     if isinstance(value, (dt.date, dt.datetime, dt.time)):
         return value.isoformat(sep=" ") if isinstance(value, dt.datetime) else value.isoformat()
-    text = shorten(str(value))
+    text = shorten(escape_text(str(value)))
     return _escape(text) if text else '""'
 
 

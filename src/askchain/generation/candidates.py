@@ -16,6 +16,7 @@ from askchain.db.base import QueryResult
 from askchain.generation.context import Example, GenerationContext
 from askchain.generation.sql_text import END_OF_SQL_BLOCK, extract_sql, normalize_sql
 from askchain.llm.base import ChatModel
+from askchain.prompt_data import data_cell, escape_text, quote_error
 from askchain.resources import Bounded
 
 Executor = Callable[[str], "tuple[QueryResult | None, str | None]"]
@@ -82,7 +83,7 @@ def role_play(ctx, model, cfg, seed, execute) -> list[Candidate]:
     for i, draft in enumerate(drafts):
         for r in range(rounds):
             result, error = execute(draft.sql)
-            preview = error or result_preview(result)
+            preview = quote_error(error) if error else result_preview(result)
             review = model.complete(
                 ctx.messages("askchain.generation", "professor", sql=draft.sql, preview=preview),
                 temperature=0.0, max_tokens=80, response_model=Critique, seed=seed,
@@ -146,15 +147,9 @@ def result_preview(result: QueryResult | None, rows: int = 5) -> str:
         return "(not run)"
     if not result.rows:
         return "(no rows)"
-    shown = "; ".join(", ".join(cell_text(v, 40) for v in row) for row in result.rows[:rows])
+    shown = "; ".join(", ".join(data_cell(v, 40) for v in row) for row in result.rows[:rows])
     more = f" … {len(result.rows) - rows} more" if len(result.rows) > rows else ""
-    return f"columns ({', '.join(result.columns)}): {shown}{more}"
-
-
-def cell_text(value, limit: int) -> str:
-    """A result cell as prompt text: NULL for None, cut to `limit` characters."""
-    text = "NULL" if value is None else str(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return f"columns ({escape_text(', '.join(result.columns))}): {shown}{more}"
 
 
 GENERATORS: dict[str, Callable] = {

@@ -13,6 +13,7 @@ from askchain.generation.context import GenerationContext
 from askchain.generation.sql_text import END_OF_SQL_BLOCK, extract_sql
 from askchain.llm.base import ChatModel
 from askchain.pipeline.validate import Findings
+from askchain.prompt_data import escape_text, quote_error
 
 Status = Literal["success", "empty", "error", "invalid"]
 
@@ -39,10 +40,12 @@ class Execution:
         }
 
     def problem(self) -> str:
+        """What is wrong, for the revision prompt: the database's error message quoted, validation's findings (which
+        may quote stored values) kept on one line."""
         if self.status == "invalid":
-            return self.findings.summary()
+            return escape_text(self.findings.summary())
         if self.status == "error":
-            return f"it fails with: {self.error}"
+            return f"it fails with: {quote_error(self.error)}"
         return "it runs but returns no rows; check filters and stored values (spelling, case, format)"
 
 

@@ -64,7 +64,7 @@ class PoolEntry:
     @cached_property
     def point_id(self) -> str:
         """Content-addressed, so a sync adds exactly the new or changed entries."""
-        key = json.dumps([self.db_id, self.question, self.sql, self.key, MODEL_NAME])
+        key = json.dumps([self.db_id, self.question, self.sql, self.key, self.split, MODEL_NAME])
         return str(uuid.UUID(hashlib.sha256(key.encode()).hexdigest()[:32]))
 
 
@@ -170,16 +170,15 @@ def _load_source(source: PoolSource, stamp: tuple, tables_stamp: tuple, cache_di
 
 
 def load_pool(sources: Sequence[PoolSource] | None = None, settings: Settings | None = None) -> list[PoolEntry]:
-    """Every entry of the sources whose files exist (the domain's file may not be written yet), but those of the
-    splits under evaluation (`pipeline.examples_held_out`): no evaluated question's sibling is ever retrievable."""
-    settings = settings or get_settings()
-    held_out = set(settings.pipeline.examples_held_out)
-    cache_dir = settings.paths.cache("examples")
+    """Every entry of the sources whose files exist (the domain's file may not be written yet). The index holds them
+    all, whatever is evaluated, so processes sharing it never undo each other's sync; the splits under evaluation
+    (`pipeline.examples_held_out`) are left out at search time."""
+    cache_dir = (settings or get_settings()).paths.cache("examples")
     pool: list[PoolEntry] = []
     for source in default_sources() if sources is None else sources:
         stamp = _stamp(source.questions)
         if stamp:
-            pool.extend(e for e in _load_source(source, stamp, _stamp(source.tables), cache_dir) if e.split not in held_out)
+            pool.extend(_load_source(source, stamp, _stamp(source.tables), cache_dir))
     return pool
 
 
@@ -344,7 +343,7 @@ def _sync(client, name: str, pool: Sequence[PoolEntry], *, store: str, show_prog
                 client.upsert(name, points=[
                     models.PointStruct(id=e.point_id, vector=vectors[e.key].tolist(), payload={
                         "question": e.question, "sql": e.sql, "db_id": e.db_id, "key": e.key,
-                        "question_key": _question_key(e.question),
+                        "question_key": _question_key(e.question), "split": e.split,
                     }) for e in batch
                 ])
                 advance(len(batch))
@@ -395,7 +394,8 @@ def retrieve_examples(
     or within `only_db`'s examples by the question as asked or by both similarities summed (`pipeline.examples_key`).
 
     `exclude_db` drops a whole database's examples and `exclude_question` drops the pool entry with that exact
-    question text (case and spacing aside), so an evaluated question never sees itself. `only_db` keeps one
+    question text (case and spacing aside), so an evaluated question never sees itself; the splits under evaluation
+    (`pipeline.examples_held_out`) are dropped too. `only_db` keeps one
     database's examples (those written for the question's own schema).
     """
     from qdrant_client import models
@@ -414,6 +414,8 @@ def retrieve_examples(
         must_not.append(models.FieldCondition(key="db_id", match=models.MatchValue(value=exclude_db)))
     if exclude_question:
         must_not.append(models.FieldCondition(key="question_key", match=models.MatchValue(value=_question_key(exclude_question))))
+    if settings.pipeline.examples_held_out:  # no sibling of an evaluated question is ever an example
+        must_not.append(models.FieldCondition(key="split", match=models.MatchAny(any=settings.pipeline.examples_held_out)))
     # One search ranks its top few; summed similarities need every entry's from each (one database's: hundreds).
     limit = max(k * 3, k) if len(searches) == 1 else len(searches[0][1])
     scores: dict[tuple[str, str, str], float] = defaultdict(float)

@@ -27,6 +27,7 @@ from askchain.db.dialects import column_type
 from askchain.db.schema import Schema, Table
 from askchain.errors import AskchainError, require
 from askchain.llm.base import ChatModel
+from askchain.prompt_data import escape_text, sql_string
 from askchain.prompts import load_prompt
 from askchain.retrieval.masking import STOPWORDS, literal_spans
 from askchain.retrieval.progress import progress_bar
@@ -87,7 +88,8 @@ class ValueMatch(NamedTuple):
     score: float
 
     def hint(self) -> str:
-        return f"{self.table}.{self.column} = '{self.value.replace(chr(39), chr(39) * 2)}'"
+        """`table.column = 'value'` as the query would write it, on one line whatever the value holds."""
+        return f"{escape_text(self.table)}.{escape_text(self.column)} = {sql_string(self.value)}"
 
 
 @dataclass

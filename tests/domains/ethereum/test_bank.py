@@ -237,8 +237,9 @@ def test_gold_answers(engine, pair):
 
 
 def test_the_evaluation_set_is_the_dev_split_and_retrieval_reads_it_only_when_not_evaluated(tmp_path):
+    from askchain.config import Settings
     from askchain.eval.datasets import load_eth
-    from askchain.retrieval.examples import _load_source, domain_sources, load_pool
+    from askchain.retrieval.examples import _load_source, domain_sources, load_pool, retrieve_examples
 
     ids = {split: {p["id"] for p in PAIRS if p["split"] == split} for split in ("dev", "test")}
     dev = load_eth()
@@ -247,8 +248,17 @@ def test_the_evaluation_set_is_the_dev_split_and_retrieval_reads_it_only_when_no
     assert len(load_eth(split="all").examples) == len(PAIRS)
     (source,) = [s for s in domain_sources() if s.db_id == "ethereum"]
     entries = _load_source(source, ("t",), ("t",), tmp_path)
-    assert {e.question for e in entries} == {p["question"] for p in PAIRS if p["split"] in ("pool", "dev")}
     questions = {split: {p["question"] for p in PAIRS if p["split"] == split} for split in ("pool", "dev")}
-    settings = get_settings()
-    assert {e.question for e in load_pool([source], settings)} == questions["pool"] | questions["dev"]
-    assert {e.question for e in load_pool([source], dev.holding_out(settings))} == questions["pool"]
+    assert {e.question for e in entries} == questions["pool"] | questions["dev"]
+    pytest.importorskip("qdrant_client")
+    settings = Settings(paths={"cache_dir": tmp_path / "cache", "data_dir": tmp_path / "data"})
+    pool = load_pool([source], settings)
+    asked = next(p for p in PAIRS if p["split"] == "dev")
+    sibling = {p["question"] for p in PAIRS if p["family"] == asked["family"]} - {asked["question"]}
+
+    def found(with_settings) -> set[str]:
+        return {e.question for e in retrieve_examples(asked["question"], 40, exclude_question=asked["question"],
+                                                      only_db="ethereum", settings=with_settings, pool=pool)}
+
+    assert found(settings) & sibling  # answering, dev rows are examples like pool rows
+    assert not found(dev.holding_out(settings)) & questions["dev"]  # evaluating dev, none is
