@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from askchain.errors import ConfigError, SemanticQueryError, first_line
 from askchain.semantic.governed.query import LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, query_schema
-from askchain.semantic.governed.reading import Field, WindowSpec, query_reading
+from askchain.semantic.governed.reading import Field, ModelSpec, WindowSpec, query_reading
 from askchain.semantic.governed.sql import readable_sql
 from askchain.semantic.governed.tables import build_views, schema_tables
 
@@ -36,17 +36,6 @@ class CompiledQuery:
 
     sql: str
     reading: str
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """What askchain knows of one semantic model besides its boring-semantic-layer object."""
-
-    name: str
-    description: str
-    measures: dict[str, Field]
-    dimensions: dict[str, Field]
-    time: str | None  # the event time's expression (`_.block_timestamp`), or None for a table without one
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""What a semantic model says about its names, and the one-line reading of a query built from it.
+"""What a semantic model says about its models, names and windows, and the one-line reading of a query built from it.
 
 The reading tells the user what was measured and how, from the model's own words: "failed share of transactions, a
 fraction (0-1); window: the 7 full UTC days before today; grouped by day".
@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from askchain.semantic.governed.model import ModelSpec
     from askchain.semantic.governed.query import SemanticQuery
 
 
@@ -59,6 +58,17 @@ def _known_values(groups: list[str], known: dict, field_name: str) -> tuple[dict
             if value:
                 values.append({"value": value, "name": entity.get("name", "")})
     return tuple(values)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What askchain knows of one semantic model besides its boring-semantic-layer object."""
+
+    name: str
+    description: str
+    measures: dict[str, Field]
+    dimensions: dict[str, Field]
+    time: str | None  # the event time's expression (`_.block_timestamp`), or None for a table without one
 
 
 @dataclass(frozen=True)
