@@ -9,7 +9,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError
+from pydantic import (
+    BaseModel, ConfigDict, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError, model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict, YamlConfigSettingsSource
 
 from askchain.errors import ConfigError
@@ -42,12 +44,25 @@ class LLMSettings(Section):
 
 
 class DBSettings(Section):
-    timeout_s: float
-    max_rows: int
+    timeout_s: PositiveFloat
+    max_rows: PositiveInt
+    max_rows_ceiling: PositiveInt
+    memory_limit_mb: PositiveInt
+    threads: PositiveInt
+    max_value_mb: PositiveInt
+    spill_limit_mb: NonNegativeInt
+    query_workers: PositiveInt
+    interrupt_grace_s: PositiveFloat
     maximum_bytes_billed: int
     allow_unsafe_postgres_role: bool
     default_domain: str | None
     short_table_names: bool
+
+    @model_validator(mode="after")
+    def _max_rows_within_ceiling(self) -> "DBSettings":
+        if self.max_rows > self.max_rows_ceiling:
+            raise ValueError(f"max_rows ({self.max_rows}) is above max_rows_ceiling ({self.max_rows_ceiling})")
+        return self
 
 
 class PathSettings(Section):

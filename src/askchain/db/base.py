@@ -7,7 +7,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 import sqlglot
 from sqlglot import exp
@@ -17,7 +17,24 @@ from askchain.config import DBSettings, get_settings
 from askchain.db.dialects import parse_one, qualified_table
 from askchain.db.guard import check_read_only
 from askchain.db.schema import Schema
-from askchain.errors import QueryFailed
+from askchain.errors import QueryFailed, QueryRefused
+
+
+def take_rows(rows: Iterable[tuple], max_rows: int, memory_limit_mb: int) -> list[tuple]:
+    """Up to `max_rows` + 1 rows (the extra one says the result was cut), refused once their values pass the memory
+    limit: a remote database's rows are held in askchain's own process, which no worker shields (100 PostgreSQL rows
+    of repeat('x', 10^7) took 1 GB)."""
+    taken: list[tuple] = []
+    size, budget = 0, memory_limit_mb * 2**20
+    for row in rows:
+        taken.append(row)
+        size += sum(len(v) if isinstance(v, (str, bytes, bytearray)) else 16 for v in row)
+        if size > budget:
+            raise QueryFailed(f"query stopped at the {memory_limit_mb} MB memory limit: its first {len(taken)} rows "
+                              "already reach it")
+        if len(taken) > max_rows:
+            break
+    return taken
 
 
 @dataclass
@@ -132,7 +149,11 @@ class Engine(ABC):
 
     # ---- safe execution ------------------------------------------------------------------------
     def execute(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None) -> QueryResult:
-        """Check, translate and run one read-only statement written in `query_dialect`."""
+        """Check, translate and run one read-only statement written in `query_dialect`. A row cap outside 1 to
+        `db.max_rows_ceiling` is refused: the rows are held in memory, and a cap of -1 silently dropped rows."""
+        ceiling = self.limits.max_rows_ceiling
+        if max_rows is not None and not 1 <= max_rows <= ceiling:
+            raise QueryRefused(f"the row cap must be between 1 and {ceiling} (db.max_rows_ceiling), got {max_rows}")
         tree = check_read_only(sql, self.query_dialect)
         # Same dialect and nothing to rename: run the text as written, so results match the user's SQL exactly.
         native = sql.strip().rstrip(";") if self.query_dialect == self.dialect and not self.table_map else self.translate(tree)

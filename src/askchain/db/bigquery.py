@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from askchain.db.base import Engine
+from askchain.db.base import Engine, take_rows
 from askchain.db.schema import Column, ForeignKey, Schema, Table
 from askchain.errors import DatabaseError, QueryFailed, QueryRefused, require
 
@@ -221,7 +221,7 @@ class BigQueryEngine(Engine):
         try:
             job = self._client.query(sql, job_config=config, timeout=timeout_s)
             result = job.result(max_results=max_rows + 1, timeout=timeout_s)
-            rows = [tuple(r.values()) for r in result]
+            rows = take_rows((tuple(r.values()) for r in result), max_rows, self.limits.memory_limit_mb)
             columns = [f.name for f in result.schema]
         except concurrent.futures.TimeoutError as exc:
             if job is not None:

@@ -1,4 +1,5 @@
-"""DuckDB: a read-only connection with external access, extension loading and configuration changes locked."""
+"""DuckDB: a read-only, locked-down connection for introspection; queries run in a worker process under memory,
+thread and spill caps, with external access, extension loading and configuration changes locked (askchain.db.files)."""
 
 from __future__ import annotations
 
@@ -10,25 +11,21 @@ from pathlib import Path
 import duckdb
 from sqlglot import exp
 
+from askchain.config import get_settings
 from askchain.db.base import Engine
 from askchain.db.dialects import column_type, quoted
+from askchain.db.files import DuckDBFile, connect_duckdb, file_stamp
 from askchain.db.schema import Column, ForeignKey, Schema, Table
-from askchain.errors import DatabaseError, QueryFailed
-
-# Applied at connect time; `lock_configuration` makes them impossible to change from a query.
-_LOCKED_DOWN = {
-    "enable_external_access": False,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "allow_community_extensions": False,
-    "lock_configuration": True,
-}
+from askchain.db.worker import WORKERS, engine_memory_mb
+from askchain.errors import DatabaseError
 
 
 def connect_read_only(path: Path | str) -> duckdb.DuckDBPyConnection:
-    """A read-only, locked-down connection; DuckDB refuses a second connection to a file with another configuration,
-    so everything in a process that opens one file opens it this way."""
-    return duckdb.connect(str(path), read_only=True, config=dict(_LOCKED_DOWN))
+    """A read-only, locked-down connection in this process (introspection; queries run in a worker). DuckDB refuses a
+    second connection to a file with another configuration, so everything in a process that opens one file opens it
+    this way: with the settings' caps and no temporary files."""
+    limits = get_settings().db
+    return connect_duckdb(path, memory_limit_mb=engine_memory_mb(limits), threads=limits.threads)
 
 
 def table_names(path: Path) -> set[str]:
@@ -52,6 +49,11 @@ class DuckDBEngine(Engine):
         except duckdb.Error as exc:
             raise DatabaseError(f"cannot open {self.location} as a DuckDB database: {str(exc).splitlines()[0]}") from exc
         self._lock = threading.Lock()
+        limits = self.limits
+        #: The file as the query workers open it (askchain.db.worker)
+        self._file = DuckDBFile(str(self.path), file_stamp(self.path), engine_memory_mb(limits), limits.threads,
+                                limits.spill_limit_mb)
+        WORKERS.prestart()
 
     def _cursor(self):
         with self._lock:
@@ -97,21 +99,7 @@ class DuckDBEngine(Engine):
         return self._cursor().execute(f"SELECT * FROM {quoted(table, self.dialect)} LIMIT {int(limit)}").fetchall()
 
     def _run(self, sql, *, max_rows, timeout_s):
-        cur = self._cursor()
-        timer = threading.Timer(timeout_s, cur.interrupt)
-        timer.start()
-        try:
-            cur.execute(sql)
-            rows = cur.fetchmany(max_rows + 1)
-            columns = [d[0] for d in cur.description or []]
-        except duckdb.InterruptException as exc:
-            raise QueryFailed(f"query stopped at the {timeout_s:g} s time limit") from exc
-        except duckdb.Error as exc:
-            raise QueryFailed(str(exc).splitlines()[0]) from exc
-        finally:
-            timer.cancel()
-            cur.close()
-        return columns, rows[:max_rows], len(rows) > max_rows, None
+        return *WORKERS.run(self._file, sql, max_rows=max_rows, timeout_s=timeout_s, limits=self.limits), None
 
     def close(self) -> None:
         self._conn.close()

@@ -1,29 +1,18 @@
-"""SQLite: read-only URI connections, an authorizer that admits only reads, a progress-handler timeout."""
+"""SQLite: read-only URI connections for introspection; queries run in a worker process with an authorizer that
+admits only reads, a progress-handler timeout, a heap limit and a cap on any one value (askchain.db.files)."""
 
 from __future__ import annotations
 
 import sqlite3
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from askchain.db.base import Engine
 from askchain.db.dialects import quoted
+from askchain.db.files import SQLiteFile, connect_sqlite, file_stamp
 from askchain.db.schema import Column, ForeignKey, Schema, Table
-from askchain.errors import DatabaseError, QueryFailed
-
-_ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
-if hasattr(sqlite3, "SQLITE_RECURSIVE"):
-    _ALLOWED_ACTIONS.add(sqlite3.SQLITE_RECURSIVE)
-_FORBIDDEN_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
-
-
-def _authorize(action, arg1, arg2, db_name, trigger):
-    if action not in _ALLOWED_ACTIONS:
-        return sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _FORBIDDEN_FUNCTIONS:
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
+from askchain.db.worker import WORKERS, engine_memory_mb
+from askchain.errors import DatabaseError
 
 
 @dataclass
@@ -33,23 +22,18 @@ class SQLiteEngine(Engine):
     def __post_init__(self):
         super().__post_init__()
         self.path = Path(self.location).expanduser().resolve()
-        with self._connect() as conn:  # fail early on an unreadable file
+        with connect_sqlite(self.path) as conn:  # fail early on an unreadable file
             try:
                 conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             except sqlite3.DatabaseError as exc:
                 raise DatabaseError(f"{self.location} is not a readable SQLite database: {exc}") from exc
-
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            conn = sqlite3.connect(f"file:{self.path.as_posix()}?mode=ro", uri=True, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise DatabaseError(f"cannot open {self.location}: {exc}") from exc
-        conn.text_factory = lambda b: b.decode("utf-8", errors="replace")
-        conn.execute("PRAGMA query_only = ON")
-        return conn
+        #: The file as the query workers open it (askchain.db.worker)
+        self._file = SQLiteFile(str(self.path), file_stamp(self.path), engine_memory_mb(self.limits),
+                                self.limits.max_value_mb)
+        WORKERS.prestart()
 
     def _introspect(self) -> Schema:
-        with self._connect() as conn:
+        with connect_sqlite(self.path) as conn:
             names = [r[0] for r in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
             )]
@@ -74,27 +58,11 @@ class SQLiteEngine(Engine):
         return Schema(tables, self.query_dialect, self.path.stem)
 
     def example_rows(self, table: str, limit: int = 3) -> list[tuple]:
-        with self._connect() as conn:
+        with connect_sqlite(self.path) as conn:
             return conn.execute(f"SELECT * FROM {quoted(table, self.dialect)} LIMIT {int(limit)}").fetchall()
 
     def _run(self, sql, *, max_rows, timeout_s):
-        conn = self._connect()
-        deadline = time.monotonic() + timeout_s
-        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-        conn.set_authorizer(_authorize)
-        try:
-            cursor = conn.execute(sql)
-            rows = cursor.fetchmany(max_rows + 1)
-            columns = [d[0] for d in cursor.description or []]
-        except sqlite3.OperationalError as exc:
-            if str(exc) == "interrupted":
-                raise QueryFailed(f"query stopped at the {timeout_s:g} s time limit") from exc
-            raise QueryFailed(str(exc)) from exc
-        except sqlite3.Error as exc:
-            raise QueryFailed(str(exc)) from exc
-        finally:
-            conn.close()
-        return columns, rows[:max_rows], len(rows) > max_rows, None
+        return *WORKERS.run(self._file, sql, max_rows=max_rows, timeout_s=timeout_s, limits=self.limits), None
 
 
 def _resolve_fk_targets(tables: list[Table]) -> None:
