@@ -39,6 +39,8 @@ def test_sql_prints_names_and_values_as_they_are(concert_db):
     # an invalid byte on the command line reaches Python as a lone surrogate (os.fsencode gives the byte back here)
     (["sql", "--db", "{db}", "SELECT 'caf\udce9'"], "the SQL is not valid UTF-8: byte 0xe9 at character 12"),
     (["ask", "--db", "{db}", "How many singers from \udcff?"], "the question is not valid UTF-8: byte 0xff"),
+    (["sql", "--db", "{db}", "--max-rows", "-1", "SELECT 1"], "the row cap must be between 1 and"),
+    (["sql", "--db", "{db}", "--max-rows", "0", "SELECT 1"], "the row cap must be between 1 and"),
     (["sql", "--db", "{db}", "--max-rows", "many", "SELECT 1"], "Invalid value for '--max-rows'"),
     (["sql", "--db", "{db}"], "Missing argument"),
     (["sql", "--db", "postgresql://reader@[::1/shop", "SELECT 1"], "bad PostgreSQL URL"),
