@@ -507,6 +507,30 @@ def test_every_system_relation_is_refused_qualified_or_not(catalog):
                 check_read_only(f"SELECT * FROM {spelled}", "postgres")
 
 
+
+@pytest.mark.postgres
+def test_functions_reachable_as_columns_have_no_side_effects(server):
+    """PostgreSQL also calls a function of one row written as a column (`t.row_to_json` is row_to_json(t)), which the
+    guard sees as a column: every built-in reachable so must be stable or immutable (functions that act on the
+    server, read files or take locks are volatile)."""
+    import psycopg
+
+    with psycopg.connect(server) as conn:
+        volatile = conn.execute(
+            "SELECT p.proname FROM pg_proc p JOIN pg_type t ON t.oid = p.proargtypes[0] "
+            "WHERE p.pronamespace = 'pg_catalog'::regnamespace AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1 "
+            "AND (t.typtype = 'c' OR t.typname IN ('record', 'any', 'anyelement', 'anynonarray', 'anycompatible', "
+            "'anycompatiblenonarray')) AND p.provolatile = 'v'"
+        ).fetchall()
+    assert volatile == []
+
+
+@pytest.mark.postgres
+def test_work_mem_is_a_share_of_the_memory_cap(cluster):
+    engine = open_database(cluster.url("reader"), _limits(memory_limit_mb=2048))
+    assert engine._run("SHOW work_mem", max_rows=1, timeout_s=5)[1] == [("64MB",)]
+
+
 # ---- a connection lost ---------------------------------------------------------------------------------------------
 
 @pytest.mark.postgres

@@ -8,7 +8,7 @@ or change the server (a superuser among them) is refused unless `db.allow_unsafe
 for such a role PostgreSQL itself stops little inside a read-only transaction (`COPY ... TO PROGRAM` runs). Sessions
 open with `default_transaction_read_only=on` and `standard_conforming_strings=on` (a backslash in a string is text,
 as the guard reads it); every statement runs in a READ ONLY transaction that is always rolled back, with
-`statement_timeout` from the limits;
+`statement_timeout` from the limits and `work_mem` a share of `db.memory_limit_mb`;
 rows are streamed and the stream is cancelled past the row cap.
 """
 
@@ -26,6 +26,9 @@ from askchain.errors import DatabaseError, QueryFailed, QueryRefused, require
 #: Above this planner estimate the row count is reported as estimated instead of counted.
 EXACT_COUNT_BELOW = 1_000_000
 _NO_EXAMPLES = ("bytea", "json", "xml", "tsvector", "geometry", "geography", "[]")
+#: A query's sorts and hashes each take up to work_mem (hashes twice that), in each parallel worker: a 32nd of the
+#: memory cap lets several of them run together within it.
+_WORK_MEM_SHARE = 32
 #: Predefined roles that read or write server files, run programs, write every table, signal other sessions or read
 #: their SQL and the server's settings.
 _SERVER_ROLES = [
@@ -241,6 +244,7 @@ class _ReadOnlyTransaction:
             raise DatabaseError(f"cannot connect to PostgreSQL {_redacted(self.engine.location)}: {_first_line(exc)}") from exc
         self.conn.read_only = True
         self.conn.execute(f"SET LOCAL statement_timeout = {self.timeout_ms}")
+        self.conn.execute(f"SET LOCAL work_mem = '{max(1, self.engine.limits.memory_limit_mb // _WORK_MEM_SHARE)}MB'")
         return self.conn
 
     def __exit__(self, *exc_info):
