@@ -3,7 +3,10 @@ a replaced database file read anew."""
 
 import os
 import signal
+import subprocess
+import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import duckdb
@@ -89,3 +92,33 @@ def test_a_worker_left_mid_query_is_not_given_another(concert_db_copy, monkeypat
     monkeypatch.undo()
     assert not worker.alive and not WORKERS._idle
     assert engine.execute("SELECT 3").rows == [(3,)]
+
+
+def test_a_worker_ends_with_its_killed_parent_and_removes_its_files(concert_db):
+    parent = subprocess.run([sys.executable, "-c", KILLED_PARENT, str(concert_db)], capture_output=True, text=True,
+                            timeout=120)
+    pid, scratch_dir = parent.stdout.split()
+    deadline = time.monotonic() + 10
+    while (running(int(pid)) or os.path.exists(scratch_dir)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(int(pid)) and not os.path.exists(scratch_dir)
+
+
+KILLED_PARENT = """
+import os, signal, sys
+from askchain.db import open_database
+from askchain.db.worker import WORKERS
+open_database(sys.argv[1]).execute("SELECT 1")
+(worker,) = WORKERS._idle
+print(worker.process.pid, worker.scratch_dir, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def running(pid):
+    """Alive, not a zombie left for a parent that is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return "\tZ" not in next(line for line in status if line.startswith("State:"))
+    except FileNotFoundError:
+        return False

@@ -72,7 +72,7 @@ def engine_memory_mb(limits: DBSettings) -> int:
 def serve(channel_fd: int, scratch_dir: str) -> None:
     """A worker's loop: answer queries until the parent closes the channel or ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes the channel
-    _exit_when_orphaned(os.getppid())
+    _exit_when_orphaned(os.getppid(), scratch_dir)
     channel = Connection(channel_fd)
     opened: OrderedDict[LocalDatabase, Any] = OrderedDict()
     for module in PRELOAD:
@@ -86,6 +86,7 @@ def serve(channel_fd: int, scratch_dir: str) -> None:
         pass
     for conn in opened.values():
         conn.close()
+    shutil.rmtree(scratch_dir, ignore_errors=True)  # the parent's to remove too, but it may have been killed
 
 
 def _answer(opened: OrderedDict, scratch_dir: str, database: LocalDatabase, sql: str, max_rows: int,
@@ -114,11 +115,12 @@ def _connection(opened: OrderedDict, scratch_dir: str, database: LocalDatabase) 
     return opened[database]
 
 
-def _exit_when_orphaned(parent: int) -> None:
+def _exit_when_orphaned(parent: int, scratch_dir: str) -> None:
     """End the worker if its parent ends without closing the channel (killed), even in the middle of a query."""
     def watch():
         while os.getppid() == parent:
             time.sleep(1)
+        shutil.rmtree(scratch_dir, ignore_errors=True)
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True, name="askchain-orphan-watch").start()
