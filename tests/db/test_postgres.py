@@ -531,6 +531,17 @@ def test_work_mem_is_a_share_of_the_memory_cap(cluster):
     assert engine._run("SHOW work_mem", max_rows=1, timeout_s=5)[1] == [("64MB",)]
 
 
+@pytest.mark.postgres
+def test_rows_of_large_strings_stop_at_the_memory_cap_in_one_line(cluster):
+    """1,000 rows of 1 MB strings (1 GB) against a 64 MB cap: stopped once the rows read reach it, not all held."""
+    engine = open_database(cluster.url("reader"), _limits(memory_limit_mb=64))
+    with pytest.raises(QueryFailed) as stopped:
+        engine.execute("SELECT repeat('x', 1000000) AS blob FROM generate_series(1, 1000)", max_rows=1000)
+    message = str(stopped.value)
+    assert message.startswith("query stopped at the 64 MB memory limit: its first 68 rows") and "\n" not in message
+    assert engine.execute("SELECT 1 AS one").rows == [(1,)]  # the connection was released, the next query runs
+
+
 # ---- a connection lost ---------------------------------------------------------------------------------------------
 
 @pytest.mark.postgres

@@ -9,15 +9,16 @@ for such a role PostgreSQL itself stops little inside a read-only transaction (`
 open with `default_transaction_read_only=on` and `standard_conforming_strings=on` (a backslash in a string is text,
 as the guard reads it); every statement runs in a READ ONLY transaction that is always rolled back, with
 `statement_timeout` from the limits and `work_mem` a share of `db.memory_limit_mb`;
-rows are streamed and the stream is cancelled past the row cap.
+rows are streamed and the stream is cancelled past the row cap or once their values pass `db.memory_limit_mb`.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from askchain.db.base import Engine, QueryResult
+from askchain.db.base import Engine, QueryResult, take_rows
 from askchain.db.dialects import quoted
 from askchain.db.guard import plain_identifiers
 from askchain.db.schema import Column, ForeignKey, Schema, Table
@@ -210,14 +211,14 @@ class PostgresEngine(Engine):
 
     # ---- execution -----------------------------------------------------------------------------
     def _run(self, sql, *, max_rows, timeout_s):
-        rows: list[tuple] = []
+        """Rows streamed into askchain's own process, so they count against the memory limit as they arrive."""
         with self._transaction(timeout_s) as conn:
             try:
                 cursor = conn.cursor()
-                for row in cursor.stream(sql):  # leaving the stream early cancels the rest of the result
-                    rows.append(row)
-                    if len(rows) > max_rows:
-                        break
+                # Closed on every way out (the row cap, the memory limit), which cancels the rest of the result and
+                # releases the connection before the transaction rolls back.
+                with contextlib.closing(cursor.stream(sql)) as stream:
+                    rows = take_rows(stream, max_rows, self.limits.memory_limit_mb)
                 columns = [d.name for d in cursor.description or []]
             except self._pg.errors.QueryCanceled as exc:
                 raise QueryFailed(f"query stopped at the {timeout_s:g} s time limit") from exc
