@@ -10,8 +10,9 @@ import json
 import re
 from typing import Any, Callable
 
-from askchain.db.schema import SHORTENED
-
+#: Marks a value cut short in a prompt (validation refuses it inside a literal). Defined here rather than with the
+#: schema's renderings, which quote their example values with this module.
+SHORTENED = "…"
 #: Characters of a value shown before it is cut, marked with SHORTENED (which validation refuses inside a literal, so
 #: a cut value is never queried as if whole).
 MAX_DATA_CHARS = 200

@@ -8,6 +8,7 @@ from typing import Any
 from sqlglot import exp
 
 from askchain.db.dialects import quoted
+from askchain.prompt_data import SHORTENED, sql_string
 
 
 @dataclass
@@ -168,12 +169,12 @@ def _drop_trailing_comma(line: str) -> str:
     return head.rstrip(",") + (sep + comment if sep else "")
 
 
-#: Marks an example value cut short in a prompt (validation refuses it as a literal).
-SHORTENED = "…"
 #: A long string with no spaces (a hash, an address) shows this many leading characters: its format, not a value to
 #: copy. Text keeps more, since its words can tell what the column holds.
 FORMAT_PREFIX = 8
 TEXT_PREFIX = 18
+#: An example row's values are cut at this many characters (column examples are shorter still, above).
+_LITERAL_CHARS = 60
 
 
 def _example_note(values: list[Any], formats_shown: set[str]) -> str:
@@ -234,11 +235,10 @@ def _short(text: str, limit: int = 140) -> str:
 
 
 def _literal(value: Any) -> str:
+    """An example value as SQL, on one line: a stored line break must not end the comment it stands in and put the
+    rest of the value on a line of its own, where it would read as the prompt's own text."""
     if value is None:
         return "NULL"
     if isinstance(value, (int, float)):
         return repr(value)
-    text = str(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return "'" + text.replace("'", "''") + "'"
+    return sql_string(value, _LITERAL_CHARS)
