@@ -7,11 +7,14 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from askchain.llm.base import ChatModel
+from askchain.prompt_data import escape_text, quote_data
 from askchain.prompts import load_prompt
 
 #: Earlier turns shown to the rewriter; older ones rarely matter and cost context.
 HISTORY_TURNS = 4
 MAX_QUESTION_CHARS = 1000
+#: An earlier answer shown to the rewriter: its paragraph and how the question was read; a longer one is cut.
+MAX_ANSWER_CHARS = 600
 
 _PREFIX = re.compile(r"^(self-contained question|rewritten question|question)\s*:\s*", re.IGNORECASE)
 
@@ -31,13 +34,21 @@ def rewrite_followup(question: str, history: Sequence[Turn], model: ChatModel) -
         return question
     lines = []
     for number, turn in enumerate(history[-HISTORY_TURNS:], 1):
-        lines.append(f"Q{number}: {turn.question}")
-        if turn.sql:
-            lines.append(f"SQL{number}: {' '.join(turn.sql.split())}")
-        lines.append(f"A{number}: {turn.answer}")
+        lines += history_lines(number, turn)
     messages = load_prompt("askchain.answer", "rewrite").render(history="\n".join(lines), question=question)
     reply = model.complete(messages, temperature=0.0, max_tokens=120).text
     return clean_rewrite(reply) or question
+
+
+def history_lines(number: int, turn: Turn) -> list[str]:
+    """One earlier turn, each part on its own line: the answer in words repeats stored values, so it is a quoted
+    string (data, not instructions), and the question and SQL (whose literals may be copied values) are kept to one
+    line each, so no value can start a line that reads as another turn or as the follow-up."""
+    lines = [f"Q{number}: {escape_text(turn.question)}"]
+    if turn.sql:
+        lines.append(f"SQL{number}: {escape_text(' '.join(turn.sql.split()))}")
+    lines.append(f"A{number}: {quote_data(turn.answer, MAX_ANSWER_CHARS)}")
+    return lines
 
 
 def clean_rewrite(reply: str) -> str:
