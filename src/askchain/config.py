@@ -112,6 +112,7 @@ class PipelineSettings(Section):
     semantic_layer: bool
     keywords: Literal["rules", "llm"]
     generators: dict[str, GeneratorSettings]
+    lead_generator: str | None
     draft_generator: str
     draft_first_wave: int
     agreement_exit: int

@@ -31,6 +31,8 @@ class Candidate:
     round: int = 0
     votes: int = 1  # samples that wrote this same query (after de-duplication)
     repairs: tuple[str, ...] = ()  # what askchain repaired in what the model wrote (pipeline.stages.repairer)
+    #: What a compiled candidate measures and how, in words (a semantic query's reading: measure, unit, window).
+    reading: str = ""
 
     def key(self, dialect: str) -> str:
         return normalize_sql(self.sql, dialect)
@@ -152,7 +154,8 @@ def result_preview(result: QueryResult | None, rows: int = 5) -> str:
     return f"columns ({escape_text(', '.join(result.columns))}): {shown}{more}"
 
 
-GENERATORS: dict[str, Callable] = {
+#: The generators that write SQL themselves (askchain.generation.registry adds the semantic one).
+SQL_GENERATORS: dict[str, Callable] = {
     "direct": direct,
     "divide_and_conquer": divide_and_conquer,
     "query_plan": query_plan,

@@ -7,10 +7,14 @@ llama.cpp's prompt cache reuses it; each stage appends only its own short instru
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from askchain.llm.base import Message
 from askchain.prompt_data import escape_text
 from askchain.prompts import load_prompt
+
+if TYPE_CHECKING:
+    from askchain.semantic.governed import SemanticModel
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,22 @@ class Example:
     question: str
     sql: str
     db_id: str = ""  # empty: written for this schema (synthetic examples)
+
+
+@dataclass(frozen=True)
+class SemanticExample:
+    """A pool question with its semantic query, verified against its gold."""
+
+    question: str
+    query: dict[str, Any]
+
+
+@dataclass
+class SemanticContext:
+    """What the semantic generator shows beside the question: the model's catalog and the nearest examples."""
+
+    model: SemanticModel
+    examples: list[SemanticExample] = field(default_factory=list)
 
 
 @dataclass
@@ -33,6 +53,9 @@ class GenerationContext:
     db_id: str = ""
     #: The semantic layer's definitions the question calls for, shown last before it (askchain.semantic).
     definitions: list[str] = field(default_factory=list)
+    #: The governed semantic model's catalog and examples, for the semantic generator (askchain.generation.semantic);
+    #: None where the database has no semantic model or no configuration samples it.
+    semantic: SemanticContext | None = None
 
     def prefix(self) -> list[Message]:
         values = ""

@@ -182,10 +182,11 @@ class ChatModel(ABC):
         n: int = 1,
         seed: int = 42,
         response_model: type[T] | None = None,
+        json_schema: dict | None = None,
     ) -> Completion:
         return self.complete_many(
             [messages], temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=stop, n=n, seed=seed,
-            response_model=response_model,
+            response_model=response_model, json_schema=json_schema,
         )[0]
 
     def complete_many(
@@ -199,10 +200,16 @@ class ChatModel(ABC):
         n: int = 1,
         seed: int = 42,
         response_model: type[T] | None = None,
+        json_schema: dict | None = None,
     ) -> list[Completion]:
         """One completion per prompt, with the same sampling options: independent prompts (e.g. revisions of several
-        failed queries) that a provider may decode together. Each is cached and metered as its own call."""
-        schema = json.dumps(response_model.model_json_schema(), sort_keys=True) if response_model else None
+        failed queries) that a provider may decode together. Each is cached and metered as its own call.
+        `response_model` parses replies into a pydantic model; `json_schema` only constrains them (a schema made at
+        run time, such as a semantic model's names), leaving the parsing to the caller."""
+        # A given schema keeps its key order: the grammar asks for properties in it, which is the order a query is
+        # written in (a model first, then its measures).
+        schema = (json.dumps(response_model.model_json_schema(), sort_keys=True) if response_model
+                  else json.dumps(json_schema) if json_schema else None)
         if schema and not self.supports_json_schema:
             prompts = [_ask_for_json(messages, schema) for messages in prompts]
         requests = [

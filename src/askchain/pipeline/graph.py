@@ -38,14 +38,15 @@ class Shape:
     """What decides a graph's nodes and edges; everything else in the settings is read by the stages at run time."""
 
     retrieval: tuple[str, ...]
-    generators: tuple[str, ...]  # the enabled generators other than the draft's
+    generators: tuple[str, ...]  # the enabled generators other than the draft's and the lead
     answer: bool
     answerable: bool  # whether a question is checked for data the schema lacks before SQL is written
     planner: bool  # whether a question may be split into steps, each answered by the graph without a planner
 
     @classmethod
     def of(cls, cfg: PipelineSettings) -> "Shape":
-        others = tuple(name for name in stages.enabled_generators(cfg) if name != cfg.draft_generator)
+        others = tuple(name for name in stages.enabled_generators(cfg)
+                       if name not in (cfg.draft_generator, cfg.lead_generator))
         return cls(tuple(name for name, (_, on) in RETRIEVAL.items() if on(cfg)), others, cfg.answer,
                    cfg.abstention != "none", cfg.planner != "never")
 

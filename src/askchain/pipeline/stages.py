@@ -20,8 +20,9 @@ from askchain.db.base import QueryResult
 from askchain.db.schema import Schema
 from askchain.domain import domain_of
 from askchain.errors import ConfigError, describe
-from askchain.generation.candidates import GENERATORS, Candidate, dedupe
-from askchain.generation.context import Example, GenerationContext
+from askchain.generation.candidates import Candidate, dedupe
+from askchain.generation.context import Example, GenerationContext, SemanticContext
+from askchain.generation.registry import GENERATORS
 from askchain.generation.sql_text import normalize_sql
 from askchain.llm.base import Message
 from askchain.pipeline import abstain, confidence as confidence_rules
@@ -229,9 +230,29 @@ def build_context(state: State, run: Run) -> StageOutput:
         value_hints=state.get("value_hints", []), db_id=schema.db_id,
         examples=[replace(e, sql=write_short(e.sql, short)) for e in state.get("examples", [])],
         definitions=[write_short(r.definition, short) for r in state.get("definitions", [])],
+        semantic=semantic_context(question, run) if state["question"] else None,
     )
     covered = coverage(state["question"], schema, state.get("value_hints", []))
     return {"context": ctx, "coverage": covered}, {"schema_tokens": estimate_tokens(ctx.schema_text), "linked": linked}
+
+
+def leads(run: Run) -> bool:
+    """Whether a lead generator is configured and enabled (the semantic generator by default)."""
+    cfg = run.settings.pipeline
+    return cfg.lead_generator is not None and cfg.lead_generator in enabled_generators(cfg)
+
+
+def semantic_context(question: str, run: Run) -> SemanticContext | None:
+    """The domain's governed semantic model and the verified examples nearest the question, where the database's
+    domain has a semantic model and the semantic generator leads."""
+    domain = domain_of(run.schema.name)
+    if not leads(run) or domain is None or domain.semantic_model_file is None:
+        return None
+    from askchain.generation.semantic import load_examples, nearest_examples
+
+    examples = load_examples(domain.semantic_examples_file, domain.example_files)
+    k = int(run.settings.pipeline.generators[run.settings.pipeline.lead_generator].options.get("examples", 4))
+    return SemanticContext(domain.semantic_model(), nearest_examples(question, examples, k))
 
 
 def schema_prompt_prefix(run: Run) -> list[Message] | None:
@@ -363,6 +384,17 @@ def validate_for_question(sql: str, schema: Schema, question: str, layer: Layer 
     return findings
 
 
+def lead(state: State, run: Run, validate: Callable[[str], Findings]) -> tuple[list[Candidate], list[Execution]]:
+    """The lead generator's candidates (compiled by the semantic layer, so never repaired) and their executions."""
+    if not leads(run):
+        return [], []
+    name = run.settings.pipeline.lead_generator
+    made = GENERATORS[name](state["context"], run.models.creative, run.settings.pipeline.generators[name],
+                            run.settings.llm.seed, run.execute)
+    emit({"type": "candidates", "generator": name, "sql": [c.sql for c in made]})
+    return made, execute_samples(made, [], validate, run)
+
+
 def draft(state: State, run: Run) -> StageOutput:
     """The draft generator's samples, executed at once: when enough agree on one result, the other generators and
     revision would only confirm it, so the graph goes straight to selection (adaptive test-time compute). With
@@ -370,10 +402,15 @@ def draft(state: State, run: Run) -> StageOutput:
     result: most questions the samples agree on pay for a few samples, not all."""
     cfg = run.settings.pipeline
     validate = validator(run, state)
+    led, led_runs = lead(state, run, validate)
+    if any(not ex.failed and ex.result is not None and ex.result.rows for ex in led_runs):
+        return ({"candidates": led, "drafts": led_runs, "agreed": True},
+                {"candidates": [c.sql for c in led], "samples": len(led), "agreed": True, "led": True,
+                 "readings": [c.reading for c in led], "executions": [ex.record() for ex in led_runs]})
     total = cfg.generators[cfg.draft_generator].n
     first = cfg.draft_first_wave if 0 < cfg.draft_first_wave < total else total
-    made = sample(cfg.draft_generator, state, run, count=first)
-    executions = execute_samples(made, [], validate, run)
+    made = led + sample(cfg.draft_generator, state, run, count=first)
+    executions = execute_samples(made, led_runs, validate, run)
     agreed = first < total and draft_agrees(executions, first, run.dialect)
     if first < total and not agreed:
         made += sample(cfg.draft_generator, state, run, count=total - first, skip=first)
@@ -485,7 +522,12 @@ def answer(state: State, run: Run) -> StageOutput:
 
 
 def read_as(state: State) -> list[str]:
-    """How the question was read, in words (the conventions its definitions applied), for the user to check."""
+    """How the question was read, in words, for the user to check: what the chosen query measures and how where it
+    says so itself (a semantic query's measure, unit and window), else the conventions its definitions applied."""
+    selection = state.get("selection")
+    chosen = selection.chosen if selection else None
+    if chosen is not None and chosen.candidate.reading:
+        return [chosen.candidate.reading]
     return [r.reading for r in state.get("definitions", []) if r.reading]
 
 

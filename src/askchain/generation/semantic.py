@@ -1,0 +1,153 @@
+"""The semantic generator: the model picks measures, dimensions and a window from a domain's governed semantic model
+as a short JSON object, decoded under a grammar that admits only names that exist, and the semantic layer writes the
+SQL. Choosing from a closed list is an easier task for a small model than writing GoogleSQL, and fewer tokens.
+
+A question the catalog cannot express is answered `{"needs_sql": true}`: the free-SQL generators take it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from askchain.errors import SemanticQueryError, describe
+from askchain.generation.candidates import Candidate
+from askchain.generation.context import SemanticContext, SemanticExample
+from askchain.prompts import load_prompt
+
+if TYPE_CHECKING:
+    from askchain.config import GeneratorSettings
+    from askchain.generation.context import GenerationContext
+    from askchain.llm.base import ChatModel
+    from askchain.semantic.governed import SemanticModel
+
+GENERATOR = "semantic"
+#: The reply that hands a question to the free-SQL generators.
+NEEDS_SQL = {"type": "object", "properties": {"needs_sql": {"type": "boolean", "const": True}},
+             "required": ["needs_sql"], "additionalProperties": False}
+
+
+def catalog_text(model: SemanticModel) -> str:
+    """The catalog in a few tokens a name: each model's row, then its measures (with units) and dimensions."""
+    lines = []
+    for entry in model.catalog()["models"]:
+        lines.append(f"- {entry['name']}: {entry['description'].split(':')[0]}")
+        lines.append("  measures: " + ", ".join(_named(f) for f in entry["measures"]))
+        lines.append("  dimensions: " + ", ".join(_named(f) for f in entry["dimensions"]))
+    return "\n".join(lines)
+
+
+def _named(entry: dict) -> str:
+    unit = entry.get("unit") or ""
+    return f"{entry['name']} ({unit})" if unit and unit not in ("count", "number", "timestamp") else entry["name"]
+
+
+def windows_text(model: SemanticModel) -> str:
+    return "; ".join(f"{w['name']} = {w['description']}" for w in model.catalog()["windows"])
+
+
+def load_examples(path: Path | None, pool_files: Sequence[Path] = ()) -> list[SemanticExample]:
+    """The domain's verified examples (question and semantic query), and each other pool question of `pool_files`
+    (rows of split `pool`) as one that needs SQL: the nearest examples then show when to hand a question on."""
+    if path is None or not path.is_file():
+        return []
+    examples = [SemanticExample(row["question"], row["query"]) for row in _rows(path)]
+    expressed = {e.question for e in examples}
+    return examples + [SemanticExample(row["question"], {"needs_sql": True})
+                       for file in pool_files for row in _rows(file)
+                       if row.get("split") == "pool" and row["question"] not in expressed]
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def nearest_examples(question: str, examples: list[SemanticExample], k: int) -> list[SemanticExample]:
+    """The `k` examples whose questions are nearest `question` (MiniLM, as example retrieval embeds them); the
+    question itself is never its own example."""
+    from askchain.retrieval.embedding import embed
+
+    own = " ".join(question.split()).casefold()
+    shown = [e for e in examples if " ".join(e.question.split()).casefold() != own]
+    if not shown or k <= 0:
+        return []
+    vectors = embed([question, *(e.question for e in shown)])
+    scores = vectors[1:] @ vectors[0]
+    order = sorted(range(len(shown)), key=lambda i: -float(scores[i]))
+    return [shown[i] for i in order[:k]]
+
+
+def reply_schema(model: SemanticModel) -> dict:
+    """A semantic query on one of the models, or the answer that the question needs SQL."""
+    return {"anyOf": [*model.json_schema()["anyOf"], NEEDS_SQL]}
+
+
+def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, seed: int, execute) -> list[Candidate]:
+    """Semantic queries compiled to SQL, each candidate carrying its reading; a query the layer rejects is asked
+    again (up to `revisions` times) with the layer's own message. None where the database has no semantic model or the model says the
+    question needs SQL."""
+    context = ctx.semantic
+    if context is None:
+        return []
+    prompt = _messages(ctx, context)
+    schema = reply_schema(context.model)
+    completion = model.complete(prompt, temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=cfg.max_tokens,
+                                n=cfg.n, seed=seed, json_schema=schema)
+    candidates = []
+    for text in completion.texts:
+        compiled, error = compile_reply(context.model, text)
+        for _ in range(int(cfg.options.get("revisions", 1)) if error else 0):
+            text = model.complete(_revision(prompt, text, error), temperature=0.0, max_tokens=cfg.max_tokens,
+                                  seed=seed, json_schema=schema).text
+            compiled, error = compile_reply(context.model, text)
+            if not error:
+                break
+        if compiled is not None:  # the query as written is its reasoning; its reading says what it measures
+            candidates.append(Candidate(compiled.sql, GENERATOR, text.strip(), reading=compiled.reading,
+                                        votes=int(cfg.options.get("weight", 1))))
+    return candidates
+
+
+def compile_reply(model: SemanticModel, text: str):
+    """(compiled query, None), (None, the layer's reason) or (None, None) for a question that needs SQL."""
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        return None, "the reply is not one JSON object"
+    if isinstance(reply, dict) and reply.get("needs_sql"):
+        return None, None
+    try:
+        reply = normalised(reply)
+        return model.compile(reply), None
+    except SemanticQueryError as exc:
+        return None, str(exc)
+    except Exception as exc:  # noqa: BLE001 - the library fails in many ways on a query it cannot build; never the question
+        return None, describe(exc)
+
+
+def normalised(reply: dict) -> dict:
+    """The query with each measure and dimension named once, and without ordering keys it does not select (an order
+    by a day the query does not group by): neither is part of its meaning, and the layer would reject it whole."""
+    names = {key: list(dict.fromkeys(reply[key])) for key in ("measures", "dimensions") if isinstance(reply.get(key), list)}
+    reply = {**reply, **names}
+    selected = {*reply.get("measures", []), *reply.get("dimensions", [])}
+    if isinstance(reply.get("order_by"), list):
+        reply["order_by"] = [o for o in reply["order_by"] if isinstance(o, dict) and o.get("field") in selected]
+    return reply
+
+
+def _messages(ctx: GenerationContext, context: SemanticContext):
+    examples = "".join(f"Question: {e.question}\n{json.dumps(e.query, separators=(', ', ': '))}\n\n"
+                       for e in context.examples)
+    return load_prompt("askchain.generation", "semantic").render(
+        catalog=catalog_text(context.model), windows=windows_text(context.model),
+        examples=f"Examples:\n{examples}" if examples else "", question=ctx.question,
+    )
+
+
+def _revision(prompt, reply: str, error: str):
+    """The prompt, the rejected query, and the layer's reason."""
+    messages = [*prompt, {"role": "assistant", "content": reply},
+                {"role": "user", "content": f"The semantic layer rejected that query: {error}\nReply with a corrected query."}]
+    return prompt.with_messages(messages)

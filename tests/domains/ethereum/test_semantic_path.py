@@ -1,0 +1,53 @@
+"""The semantic path through the whole pipeline on a small local Ethereum dataset, with a scripted model: a semantic
+query that runs to rows is the answer (no free SQL is written) and says what it measured; one the model hands on, or
+one that cannot be built, leaves the question to the free-SQL generators."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from askchain import ask
+from askchain.config import get_settings
+from askchain.llm.fake import ScriptedModel
+
+QUESTION = "What share of transactions failed in the last 7 days?"
+FAILED_SHARE = {"model": "transactions", "measures": ["failed_share"], "dimensions": [],
+                "window": {"name": "last_n_days", "n": 7}}
+FREE_SQL = ("```sql\nSELECT COUNTIF(receipt_status = 0) / COUNT(*) FROM transactions WHERE DATE(block_timestamp) >= "
+            "DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE(block_timestamp) < CURRENT_DATE()\n```")
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return get_settings().with_overrides(llm={"cache": False}, pipeline={"answer": False, "planner": "never"},
+                                         paths={"data_dir": tmp_path / "data"})
+
+
+def asked(scripted: ScriptedModel) -> list[str]:
+    return [request.template for request in scripted.requests]
+
+
+def test_a_semantic_query_that_runs_is_the_answer_and_no_sql_is_sampled(eth_engine, settings):
+    scripted = ScriptedModel({"semantic": json.dumps(FAILED_SHARE)})
+    result = ask(QUESTION, eth_engine, model=scripted, settings=settings)
+    assert result.error is None and len(result.rows) == 1 and 0 < result.rows[0][0] < 1
+    assert "direct" not in asked(scripted)
+    assert result.readings[0].startswith("failed share of transactions, a fraction")
+    assert [c["generator"] for c in result.candidates] == ["semantic"]
+
+
+@pytest.mark.parametrize("reply", ['{"needs_sql": true}', json.dumps({**FAILED_SHARE, "measures": ["no_such_one"]})])
+def test_a_question_the_semantic_model_does_not_answer_goes_to_free_sql(eth_engine, settings, reply):
+    scripted = ScriptedModel({"semantic": reply, "direct": FREE_SQL})
+    result = ask(QUESTION, eth_engine, model=scripted, settings=settings)
+    assert result.error is None and len(result.rows) == 1
+    assert "direct" in asked(scripted)
+    assert {c["generator"] for c in result.candidates} == {"direct"}
+
+
+def test_the_methods_that_measure_the_model_alone_never_lead(eth_engine, settings):
+    scripted = ScriptedModel({"direct": FREE_SQL})
+    ask(QUESTION, eth_engine, method="baseline", model=scripted, settings=settings)
+    assert asked(scripted) == ["direct"]

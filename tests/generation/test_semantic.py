@@ -1,0 +1,97 @@
+"""The semantic generator over the Ethereum domain's governed model, with a scripted model: what it asks, how a
+reply becomes a candidate, and when a question goes on to free SQL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from askchain.config import get_settings
+from askchain.domain import get_domain
+from askchain.generation.context import GenerationContext, SemanticContext, SemanticExample
+from askchain.generation.semantic import load_examples, nearest_examples, normalised, reply_schema, semantic
+from askchain.llm.fake import ScriptedModel
+
+FAILED_SHARE = {"model": "transactions", "measures": ["failed_share"], "dimensions": [],
+                "window": {"name": "last_n_days", "n": 7}}
+
+
+@pytest.fixture(scope="module")
+def model():
+    return get_domain("ethereum").semantic_model()
+
+
+@pytest.fixture
+def cfg():
+    return get_settings().pipeline.generators["semantic"]
+
+
+def context(model, examples=()) -> GenerationContext:
+    return GenerationContext("What share of transactions failed in the last 7 days?", "bigquery", "GoogleSQL", "",
+                             semantic=SemanticContext(model, list(examples)))
+
+
+def test_a_query_becomes_a_candidate_with_its_sql_reading_and_weight(model, cfg):
+    scripted = ScriptedModel({"semantic": json.dumps(FAILED_SHARE)})
+    (candidate,) = semantic(context(model), scripted, cfg, 1, None)
+    assert candidate.generator == "semantic" and candidate.votes == cfg.options["weight"]
+    assert "COUNTIF(receipt_status = 0)" in candidate.sql and "INTERVAL 7 DAY" in candidate.sql
+    assert candidate.reading.startswith("failed share of transactions, a fraction")
+    assert "the 7 full UTC days before today" in candidate.reading
+    (request,) = scripted.requests
+    assert json.loads(request.json_schema) == reply_schema(model)  # decoded under the model's own names
+
+
+def test_the_schema_admits_only_existing_names_and_the_hand_over_to_sql(model):
+    schema = reply_schema(model)
+    assert {"needs_sql"} in [set(option.get("properties", {})) for option in schema["anyOf"]]
+    transactions = next(o for o in schema["anyOf"] if o["properties"].get("model", {}).get("const") == "transactions")
+    assert "failed_share" in transactions["properties"]["measures"]["items"]["enum"]
+    assert list(transactions["properties"])[:2] == ["model", "measures"]  # the order a query is written in
+
+
+def test_a_rejected_query_is_asked_again_with_the_layers_reason(model, cfg):
+    wrong = {**FAILED_SHARE, "window": {"name": "last_n_days"}}  # the window's n left out
+    scripted = ScriptedModel([json.dumps(wrong), json.dumps(FAILED_SHARE)])
+    (candidate,) = semantic(context(model), scripted, cfg, 1, None)
+    assert "INTERVAL 7 DAY" in candidate.sql
+    revision = scripted.requests[1].messages[-1][1]
+    assert "rejected" in revision and "last_n_days" in revision
+
+
+def test_a_question_that_needs_sql_or_a_query_never_fixed_gives_no_candidate(model, cfg):
+    assert semantic(context(model), ScriptedModel(['{"needs_sql": true}']), cfg, 1, None) == []
+    broken = json.dumps({**FAILED_SHARE, "measures": ["no_such_measure"]})
+    assert semantic(context(model), ScriptedModel(lambda request, i: broken), cfg, 1, None) == []
+
+
+def test_no_context_no_call(cfg):
+    scripted = ScriptedModel([])
+    assert semantic(GenerationContext("q", "sqlite", "SQLite", ""), scripted, cfg, 1, None) == []
+    assert scripted.requests == []
+
+
+def test_names_repeated_and_orders_by_unselected_fields_are_dropped():
+    reply = {**FAILED_SHARE, "measures": ["failed_share", "failed_share"],
+             "order_by": [{"field": "day", "direction": "asc"}, {"field": "failed_share", "direction": "desc"}]}
+    assert normalised(reply) == {**FAILED_SHARE, "order_by": [{"field": "failed_share", "direction": "desc"}]}
+
+
+def test_examples_are_the_verified_pool_queries_and_other_pool_questions_hand_over_to_sql():
+    domain = get_domain("ethereum")
+    examples = load_examples(domain.semantic_examples_file, domain.example_files)
+    bank = [json.loads(line) for path in domain.example_files for line in path.read_text().splitlines() if line.strip()]
+    pool = {row["question"] for row in bank if row["split"] == "pool"}
+    assert {e.question for e in examples} == pool  # never a dev or test question
+    handed_over = [e for e in examples if e.query == {"needs_sql": True}]
+    assert 0 < len(handed_over) < len(examples) / 2
+
+
+def test_the_nearest_examples_leave_the_question_itself_out():
+    examples = [SemanticExample("How many blocks were produced yesterday?", {"needs_sql": True}),
+                SemanticExample("What share of transactions failed yesterday?", FAILED_SHARE),
+                SemanticExample("Which token had the most holders?", {"needs_sql": True})]
+    shown = nearest_examples("How many blocks were produced yesterday?", examples, 2)
+    assert [e.question for e in shown][0] == "What share of transactions failed yesterday?"
+    assert len(shown) == 2 and examples[0] not in shown
