@@ -30,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from askchain.mcp_server.server import TOOL_ROWS, build_server, http_app  # noqa: E402
 
-TOOLS = {"ask", "run_sql", "list_databases", "describe_schema"}
+TOOLS = {"ask", "run_sql", "list_databases", "describe_schema", "semantic_catalog", "semantic_query"}
 CUSTOMERS = [(1, "Ada", "France"), (2, "Bo", "Sweden"), (3, "Cy", "France"), (4, "Di", "Kenya")]
 
 

@@ -1,4 +1,5 @@
-"""askchain's tools for MCP clients: ask a question, run read-only SQL, list databases, describe a schema.
+"""askchain's tools for MCP clients: ask a question, run read-only SQL, list databases, describe a schema, and query
+a governed semantic model by its measures and dimensions.
 
 `build_server(settings, catalog, model=...)` makes the server; `askchain mcp` runs it over stdio or streamable
 HTTP, tests inject a scripted model. The databases are the HTTP server's catalog and every statement goes through
@@ -21,7 +22,10 @@ from askchain.errors import AskchainError, require
 from askchain.inputs import utf8_text
 from askchain.llm.base import ChatModel
 from askchain.server.auth import BearerToken, LoopbackOnly
+from askchain.semantic.governed.query import SemanticQuery
 from askchain.server.catalog import Catalog, UnknownDatabase, schema_json
+from askchain.server.semantic import run_semantic_query
+from askchain.server.semantic import semantic_catalog as semantic_catalog_of
 from askchain.server.turn import ModelPool
 
 require("mcp", "mcp")
@@ -37,7 +41,9 @@ TOOL_ROWS = 200
 INSTRUCTIONS = (
     "askchain answers questions about SQL databases. Call list_databases to see them, describe_schema for a "
     "database's tables and columns, ask for a question in plain English (it writes, checks and runs the SQL), "
-    "and run_sql to run your own read-only SQL in the database's dialect. Only read-only statements run."
+    "run_sql to run your own read-only SQL in the database's dialect, and, where a database has a governed semantic "
+    "model, semantic_catalog and semantic_query to ask it by measures, dimensions and windows. Only read-only "
+    "statements run."
 )
 
 Database = Annotated[str | None, Field(description="A name from list_databases (default: the default database).")]
@@ -87,6 +93,27 @@ def build_server(settings: Settings, catalog: Catalog, model: ChatModel | None =
             result = engine.execute(utf8_text(sql, "the SQL"))
         return {**result.as_dict(), "db": db or catalog.default, "dialect": engine.query_dialect,
                 **_rows(result.rows, result.truncated)}
+
+    @server.tool(annotations=READ_ONLY)
+    def semantic_catalog(db: Database = None) -> dict[str, Any]:
+        """The database's governed semantic model: each model's measures (with units) and dimensions, and the named
+        time windows. Query it with semantic_query instead of writing SQL; units, shares and windows are then right
+        by construction. A database without a semantic model is refused."""
+        with tool_errors():
+            return semantic_catalog_of(catalog.engine(db))
+
+    @server.tool(annotations=READ_ONLY)
+    def semantic_query(
+        query: Annotated[SemanticQuery, Field(description="Names from semantic_catalog: a model, its measures and "
+                                                          "dimensions, a window, filters, an order and a limit.")],
+        db: Database = None,
+    ) -> dict[str, Any]:
+        """Run a semantic query: the semantic layer writes the SQL, which runs read-only; returns the SQL, what it
+        measured and how (the reading), and the rows. A query the layer rejects comes back with its reason."""
+        with tool_errors():
+            engine = catalog.engine(db)
+            result = run_semantic_query(engine, query.model_dump())
+        return {**result, "db": db or catalog.default, **_rows(result["rows"], result["truncated"])}
 
     @server.tool(annotations=READ_ONLY)
     def list_databases() -> dict[str, Any]:

@@ -31,7 +31,9 @@ from askchain.inputs import utf8_data
 from askchain.llm.base import ChatModel
 from askchain.llm.registry import named_models
 from askchain.server.a2a import A2ARequest, A2AResponse, generate
+from askchain.semantic.governed.query import SemanticQuery
 from askchain.server.catalog import Catalog, UnknownDatabase, schema_json
+from askchain.server.semantic import run_semantic_query, semantic_catalog
 from askchain.server.threads import ThreadStore
 from askchain.server.turn import Emit, ModelPool, Services, TurnRequest, run_turn
 
@@ -227,6 +229,19 @@ def databases_(request: Request):
 @api.get("/schema/{db}")
 def schema(request: Request, db: str = PathParam(pattern=DB_NAME)):
     return schema_json(db, request.app.state.services.catalog.engine(db).schema())
+
+
+@api.get("/semantic/{db}")
+def semantic_catalog_(request: Request, db: str = PathParam(pattern=DB_NAME)):
+    """The database's governed semantic model: measures, dimensions and windows (a 4xx where it has none)."""
+    return semantic_catalog(request.app.state.services.catalog.engine(db))
+
+
+@api.post("/semantic/{db}/query")
+def semantic_query_(body: SemanticQuery, request: Request, db: str = PathParam(pattern=DB_NAME)):
+    """A semantic query compiled by the semantic layer and run read-only: its SQL, reading and rows."""
+    result = run_semantic_query(request.app.state.services.catalog.engine(db), body.model_dump())
+    return json.loads(json.dumps(result, default=json_default))
 
 
 @api.get("/threads/{thread_id}")
