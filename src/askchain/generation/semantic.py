@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from askchain.errors import SemanticQueryError, describe
 from askchain.generation.candidates import Candidate
 from askchain.generation.context import SemanticContext, SemanticExample
+from askchain.generation.semantic_fit import fitted
 from askchain.prompts import load_prompt
 
 if TYPE_CHECKING:
@@ -94,13 +95,14 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
     schema = reply_schema(context.model)
     completion = model.complete(prompt, temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=cfg.max_tokens,
                                 n=cfg.n, seed=seed, json_schema=schema)
+    fit = (lambda query: fitted(query, ctx.question)) if cfg.options.get("fit_to_question", True) else None
     candidates = []
     for text in completion.texts:
-        compiled, error = compile_reply(context.model, text)
+        compiled, error = compile_reply(context.model, text, fit)
         for _ in range(int(cfg.options.get("revisions", 1)) if error else 0):
             text = model.complete(_revision(prompt, text, error), temperature=0.0, max_tokens=cfg.max_tokens,
                                   seed=seed, json_schema=schema).text
-            compiled, error = compile_reply(context.model, text)
+            compiled, error = compile_reply(context.model, text, fit)
             if not error:
                 break
         if compiled is not None:  # the query as written is its reasoning; its reading says what it measures
@@ -109,8 +111,9 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
     return candidates
 
 
-def compile_reply(model: SemanticModel, text: str):
-    """(compiled query, None), (None, the layer's reason) or (None, None) for a question that needs SQL."""
+def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] | None = None):
+    """(compiled query, None), (None, the layer's reason) or (None, None) for a question that needs SQL; `fit`
+    fits the query to its question first (askchain.generation.semantic_fit)."""
     try:
         reply = json.loads(text)
     except ValueError:
@@ -118,7 +121,7 @@ def compile_reply(model: SemanticModel, text: str):
     if isinstance(reply, dict) and reply.get("needs_sql"):
         return None, None
     try:
-        reply = normalised(reply)
+        reply = normalised(fit(reply) if fit else reply)
         return model.compile(reply), None
     except SemanticQueryError as exc:
         return None, str(exc)

@@ -42,7 +42,7 @@ def drop_unasked_limit(sql: str, dialect: str, question: str) -> tuple[str, list
     limit = tree.args.get("limit") if tree is not None else None
     count = limit.expression if isinstance(limit, exp.Limit) else None
     if count is None or not count.is_int or count.to_py() <= 1 or tree.args.get("offset") or \
-            count.to_py() in _numbers(question):
+            count.to_py() in question_numbers(question):
         return sql, []
     tokens = Dialect.get_or_raise(dialect).tokenize(sql)  # it parsed: it tokenizes
     depth, at = 0, None
@@ -56,7 +56,7 @@ def drop_unasked_limit(sql: str, dialect: str, question: str) -> tuple[str, list
                               f"dropped LIMIT {count.this}: the question asks for every row, not {count.this}")])
 
 
-def _numbers(question: str) -> set[float]:
+def question_numbers(question: str) -> set[float]:
     """The numbers `question` writes, in digits or in words."""
     written = {value_of(number) for number in NUMBER.findall(question)}
     return written | {value for word, value in NUMBER_WORDS.items() if re.search(rf"\b{word}\b", question, re.I)}

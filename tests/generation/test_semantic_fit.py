@@ -1,0 +1,52 @@
+"""Each rule fitting a semantic query to its question: a pass case (left as written), a fail case (fitted), and no
+verified example of the domain changed by any rule."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from askchain.domain import get_domain
+from askchain.generation.semantic_fit import (
+    RULES, every_row_unless_a_count_is_asked, fitted, total_unless_a_series_is_asked,
+)
+
+PER_DAY = {"model": "transactions", "measures": ["total_value_eth"], "dimensions": ["day"],
+           "window": {"name": "last_n_days", "n": 7}, "order_by": [{"field": "day", "direction": "asc"}]}
+
+
+@pytest.mark.parametrize("question", ["How much ETH was transferred per day over the last 7 days?",
+                                      "Total ETH moved on each of the last 7 days", "Daily ETH volume, last week",
+                                      "Which day of the last 7 days moved the most ETH?"])
+def test_a_series_asked_for_keeps_its_time_split(question):
+    assert total_unless_a_series_is_asked(PER_DAY, question) == PER_DAY
+
+
+def test_a_total_loses_the_time_split_its_question_never_asks_for():
+    question = "What is the total value of ETH transferred by transactions in the last 7 days?"
+    assert total_unless_a_series_is_asked(PER_DAY, question) == {**PER_DAY, "dimensions": [], "order_by": []}
+
+
+TOP = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["to_address"], "window": None,
+       "order_by": [{"field": "transaction_count", "direction": "desc"}], "limit": 10}
+
+
+@pytest.mark.parametrize("question", ["Which 10 addresses received the most transactions?",
+                                      "Which addresses received the most transactions?",
+                                      "List ten busy recipients"])
+def test_a_count_the_question_gives_or_leaves_to_the_answer_keeps_the_limit(question):
+    assert every_row_unless_a_count_is_asked(TOP, question) == TOP
+
+
+def test_a_limit_the_question_never_asks_for_is_dropped():
+    question = "How many transactions did each address that received ETH send?"
+    assert every_row_unless_a_count_is_asked(TOP, question)["limit"] is None
+    assert every_row_unless_a_count_is_asked({**TOP, "limit": 1}, question)["limit"] == 1  # a superlative's one row
+
+
+def test_no_verified_example_is_changed():
+    domain = get_domain("ethereum")
+    rows = [json.loads(line) for line in domain.semantic_examples_file.read_text().splitlines() if line.strip()]
+    changed = [row["id"] for row in rows if fitted(row["query"], row["question"]) != row["query"]]
+    assert changed == [] and len(RULES) == 2
