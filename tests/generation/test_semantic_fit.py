@@ -9,7 +9,8 @@ import pytest
 
 from askchain.domain import get_domain
 from askchain.generation.semantic_fit import (
-    RULES, every_row_unless_a_count_is_asked, fitted, total_unless_a_series_is_asked,
+    RULES, every_row_unless_a_count_is_asked, fitted, series_in_time_order, total_unless_a_series_is_asked,
+    whole_table_unless_a_time_is_named,
 )
 
 PER_DAY = {"model": "transactions", "measures": ["total_value_eth"], "dimensions": ["day"],
@@ -49,4 +50,30 @@ def test_no_verified_example_is_changed():
     domain = get_domain("ethereum")
     rows = [json.loads(line) for line in domain.semantic_examples_file.read_text().splitlines() if line.strip()]
     changed = [row["id"] for row in rows if fitted(row["query"], row["question"]) != row["query"]]
-    assert changed == [] and len(RULES) == 2
+    assert changed == [] and len(RULES) == 4
+
+
+LOGS = {"model": "logs", "measures": ["log_count"], "dimensions": [], "window": {"name": "yesterday"}}
+
+
+@pytest.mark.parametrize("question", ["How many logs were emitted yesterday?", "How many logs in the past 24 hours?",
+                                      "How many logs since March?"])
+def test_a_window_the_question_names_stays(question):
+    assert whole_table_unless_a_time_is_named(LOGS, question) == LOGS
+
+
+def test_a_window_the_question_never_names_is_dropped():
+    assert whole_table_unless_a_time_is_named(LOGS, "How many logs are there?")["window"] is None
+
+
+BLOB_SERIES = {"model": "blocks", "measures": ["total_blob_gas_used"], "dimensions": ["day"],
+               "window": {"name": "last_n_days", "n": 7}, "order_by": [{"field": "total_blob_gas_used", "direction": "desc"}]}
+
+
+def test_a_ranked_series_keeps_its_order():
+    assert series_in_time_order(BLOB_SERIES, "Which 3 days of the last 7 used the most blob gas?") == BLOB_SERIES
+
+
+def test_a_series_is_listed_in_time_order():
+    fitted_query = series_in_time_order(BLOB_SERIES, "How much blob gas was used per day over the last 7 days?")
+    assert fitted_query["order_by"] == [{"field": "day", "direction": "asc"}]

@@ -6,6 +6,8 @@ question never asks for. Each rule is one function over the query (a dict as the
   the query is the window's total.
 - A limit of more rows than one that the question never writes, where it leaves no count to the answer ("the top
   tokens"), is dropped: the question asks for every row (as `askchain.pipeline.limits` does for SQL).
+- A window where the question names no time or period at all is dropped: it asks about the whole table.
+- A series over time is ordered by its time, unless the question ranks it ("the busiest days", "the top 3 days").
 """
 
 from __future__ import annotations
@@ -46,8 +48,39 @@ def every_row_unless_a_count_is_asked(query: dict, question: str) -> dict:
     return {**query, "limit": None}
 
 
+#: Words that name a time or a period: without any, the question asks about the whole table.
+NAMES_A_TIME = re.compile(
+    r"\b(?:yesterday|today|tonight|last|past|previous|prior|this|since|after|before|until|during|between|ago|recent"
+    r"|recently|so far|latest|current|days?|weeks?|months?|years?|hours?|minutes?|daily|weekly|monthly|hourly|\d{4}"
+    r"|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:tember)?|oct(?:ober)?"
+    r"|nov(?:ember)?|dec(?:ember)?)\b",
+    re.IGNORECASE,
+)
+
+
+def whole_table_unless_a_time_is_named(query: dict, question: str) -> dict:
+    window = query.get("window")
+    if not isinstance(window, dict) or window.get("name") == "none" or NAMES_A_TIME.search(question):
+        return query
+    return {**query, "window": None}
+
+
+#: Words that rank or order rows ("the busiest days", "newest first", "fewest transactions").
+RANKS = re.compile(r"\b(?:\w{3,}est|most|least|top|first|rank\w*|order\w*|sort\w*)\b", re.IGNORECASE)
+
+
+def series_in_time_order(query: dict, question: str) -> dict:
+    """A series of measures over time (no limit) is listed in time order unless the question ranks or orders it."""
+    times = [d for d in query.get("dimensions") or [] if d in TIME_DIMENSIONS]
+    if not times or not query.get("measures") or query.get("limit") or RANKS.search(question) \
+            or not ASKS_FOR_TIME.search(question):
+        return query
+    return {**query, "order_by": [{"field": times[0], "direction": "asc"}]}
+
+
 #: The rules, applied in order.
-RULES: tuple[Callable[[dict, str], dict], ...] = (total_unless_a_series_is_asked, every_row_unless_a_count_is_asked)
+RULES: tuple[Callable[[dict, str], dict], ...] = (total_unless_a_series_is_asked, every_row_unless_a_count_is_asked,
+                                                  whole_table_unless_a_time_is_named, series_in_time_order)
 
 
 def fitted(query: dict, question: str) -> dict:
