@@ -38,6 +38,8 @@ class SemanticContext:
 
     model: SemanticModel
     examples: list[SemanticExample] = field(default_factory=list)
+    #: The measures and dimensions the question's words name, as prompt lines (askchain.generation.semantic).
+    matching: list[str] = field(default_factory=list)
 
 
 @dataclass

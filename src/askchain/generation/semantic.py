@@ -8,13 +8,14 @@ A question the catalog cannot express is answered `{"needs_sql": true}`: the fre
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from askchain.errors import SemanticQueryError, describe
 from askchain.generation.candidates import Candidate
 from askchain.generation.context import SemanticContext, SemanticExample
-from askchain.generation.semantic_fit import fitted
+from askchain.generation.semantic_fit import TIME_DIMENSIONS, fitted
 from askchain.prompts import load_prompt
 
 if TYPE_CHECKING:
@@ -42,6 +43,22 @@ def catalog_text(model: SemanticModel) -> str:
 def _named(entry: dict) -> str:
     unit = entry.get("unit") or ""
     return f"{entry['name']} ({unit})" if unit and unit not in ("count", "number", "timestamp") else entry["name"]
+
+
+def matching_names(model: SemanticModel, question: str, k: int) -> list[str]:
+    """The `k` measures (and dimensions, by two words or more) whose name or synonyms the question writes, longest
+    phrase first, as `model.name (unit): description`: the catalog is long for a small model, and these are its
+    likeliest picks."""
+    asked = f" {' '.join(re.findall(r'[a-z0-9]+', question.lower()))} "
+    scored = []
+    for entry in model.catalog()["models"]:
+        for kind, least in (("measures", 1), ("dimensions", 2)):  # a dimension's one word ("day") says little
+            for field in (f for f in entry[kind] if f["name"] not in TIME_DIMENSIONS):  # the examples show grains
+                phrases = [field["name"].replace("_", " "), *field.get("synonyms", ())]
+                words = max((len(p.split()) for p in phrases if f" {p.lower()} " in asked), default=0)
+                if words >= least:
+                    scored.append((-words, len(scored), f"{entry['name']}.{_named(field)}: {field['description']}"))
+    return [text for *_, text in sorted(scored)[:k]]
 
 
 def windows_text(model: SemanticModel) -> str:
@@ -143,9 +160,11 @@ def normalised(reply: dict) -> dict:
 def _messages(ctx: GenerationContext, context: SemanticContext):
     examples = "".join(f"Question: {e.question}\n{json.dumps(e.query, separators=(', ', ': '))}\n\n"
                        for e in context.examples)
+    matches = "".join(f"- {line}\n" for line in context.matching)
     return load_prompt("askchain.generation", "semantic").render(
         catalog=catalog_text(context.model), windows=windows_text(context.model),
-        examples=f"Examples:\n{examples}" if examples else "", question=ctx.question,
+        examples=f"Examples:\n{examples}" if examples else "",
+        matching=f"Names the question's words match:\n{matches}\n" if matches else "", question=ctx.question,
     )
 
 

@@ -248,11 +248,12 @@ def semantic_context(question: str, run: Run) -> SemanticContext | None:
     domain = domain_of(run.schema.name)
     if not leads(run) or domain is None or domain.semantic_model_file is None:
         return None
-    from askchain.generation.semantic import load_examples, nearest_examples
+    from askchain.generation.semantic import load_examples, matching_names, nearest_examples
 
     examples = load_examples(domain.semantic_examples_file, domain.example_files)
     k = int(run.settings.pipeline.generators[run.settings.pipeline.lead_generator].options.get("examples", 4))
-    return SemanticContext(domain.semantic_model(), nearest_examples(question, examples, k))
+    model = domain.semantic_model()
+    return SemanticContext(model, nearest_examples(question, examples, k), matching_names(model, question, k=6))
 
 
 def schema_prompt_prefix(run: Run) -> list[Message] | None:

@@ -97,7 +97,8 @@ def test_the_pipeline_shows_the_definitions_and_says_how_it_read_the_question(et
     sql = ("SELECT AVG(receipt_effective_gas_price) / 1e9 FROM `bigquery-public-data.crypto_ethereum.transactions` "
            "WHERE DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)")
     model = ScriptedModel({"direct": f"```sql\n{sql}\n```"})
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False})
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}}})
     result = ask("What was the average gas price in gwei yesterday?", eth_engine, model=model, settings=settings)
     prompt = model.requests[0].messages[-1][1]
     assert "Definitions for this question" in prompt and "receipt_effective_gas_price" in prompt.split("Definitions")[1]
@@ -334,6 +335,7 @@ def test_the_pipeline_sends_a_query_breaking_a_domain_check_to_revision(eth_engi
     right = f"SELECT AVG(receipt_effective_gas_price) / 1e9 FROM {T} WHERE {YESTERDAY}"
     model = ScriptedModel({"direct": f"```sql\n{wrong}\n```", "revise": f"```sql\n{right}\n```"})
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     result = ask("What was the average gas price in gwei yesterday?", eth_engine, model=model, settings=settings)
     assert result.sql == right
@@ -355,6 +357,7 @@ def test_the_pipeline_drops_a_known_constant_the_question_does_not_call_for(eth_
     right = f"SELECT COUNT(*) AS events FROM {L} WHERE address = '{usdc}' AND {LAST_7}"
     model = ScriptedModel({"direct": f"```sql\n{copied}\n```"})
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     result = ask(f"How many events did the USDC contract ({usdc}) emit in the last 7 days?", eth_engine, model=model,
                  settings=settings)
@@ -374,6 +377,7 @@ def test_the_pipeline_sends_an_unknown_constant_the_question_does_not_give_to_re
     right = f"SELECT COUNT(*) AS events FROM {L} WHERE address = '{usdc}' AND {LAST_7}"
     model = ScriptedModel({"direct": f"```sql\n{copied}\n```", "revise": f"```sql\n{right}\n```"})
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     result = ask(f"How many events did the USDC contract ({usdc}) emit in the last 7 days?", eth_engine, model=model,
                  settings=settings)
@@ -388,6 +392,7 @@ def test_a_constant_from_the_hint_or_asked_without_the_layer_is_not_sent_back(et
     sender = "0x" + "ab" * 20
     written = f"SELECT COUNT(*) AS txs FROM {T} WHERE from_address = '{sender}' AND {LAST_7}"
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     question = "How many transactions did the top sender send in the last 7 days?"
     for hint, layer in ((f"Earlier steps found: the top sender is {sender}", True), ("", False)):
@@ -404,6 +409,7 @@ def test_the_pipeline_sends_an_amount_shown_in_wei_to_revision(eth_engine):
     right = f"SELECT eth_balance / 1e18 AS eth FROM {balances} WHERE address = '{address}'"
     model = ScriptedModel({"direct": f"```sql\n{wrong}\n```", "revise": f"```sql\n{right}\n```"})
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     result = ask(f"What is the ETH balance of {address}?", eth_engine, model=model, settings=settings)
     assert result.sql == right
@@ -422,6 +428,7 @@ def test_the_pipeline_writes_an_amount_a_power_of_ten_off_as_the_questions(eth_e
     wrong = f"SELECT COUNT(*) AS transactions FROM {T} WHERE value > 1000000000000000 AND {LAST_7}"
     right = f"SELECT COUNT(*) AS transactions FROM {T} WHERE value > 10 * 1e18 AND {LAST_7}"
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     question = "How many transactions in the last 7 days moved more than 10 ETH?"
     model = ScriptedModel({"direct": f"```sql\n{wrong}\n```"})
@@ -452,6 +459,7 @@ def test_a_sample_naming_a_blocks_column_by_the_other_tables_convention_runs_wit
     written = f"SELECT COUNT(*) AS blocks FROM {B} WHERE DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     model = ScriptedModel({"direct": f"```sql\n{written}\n```"})
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     result = ask("How many blocks were mined yesterday?", eth_engine, model=model, settings=settings)
     assert result.error is None and "DATE(timestamp)" in result.sql and result.rows[0][0] > 0
@@ -468,6 +476,7 @@ def test_a_window_written_as_a_shorthand_runs_as_the_conventions_sql(eth_engine,
     """The prompt teaches `DAY_AGO(block_timestamp, 1)` for yesterday; the sample's call is expanded before it runs,
     and the SQL returned is the full GoogleSQL. The methods that measure the model alone see the notes as they are."""
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     model = ScriptedModel({"direct": f"```sql\nSELECT COUNT(*) AS blocks FROM {B} WHERE DAY_AGO(timestamp, 1)\n```"})
     result = ask("How many blocks were mined yesterday?", eth_engine, model=model, settings=settings)
@@ -490,6 +499,7 @@ def test_a_window_of_the_models_own_runs_as_the_conventions_without_revision(eth
     written = (f"SELECT COUNTIF(receipt_status = 0) / COUNT(*) AS failed_share FROM {T} "
                "WHERE DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)")
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     model = ScriptedModel({"direct": f"```sql\n{written}\n```"})
     result = ask("What share of transactions failed in the last 7 days?", eth_engine, model=model, settings=settings)
@@ -508,7 +518,7 @@ def test_a_generator_that_runs_its_own_sql_runs_it_expanded(eth_engine):
                            "professor": '{"verdict": "correct", "problem": ""}'})
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={
         "examples_k": 0, "value_retrieval": False, "answer": False, "agreement_exit": 0,
-        "generators": {"direct": {"n": 1}, "role_play": {"enabled": True, "n": 1}}})
+        "generators": {"semantic": {"enabled": False}, "direct": {"n": 1}, "role_play": {"enabled": True, "n": 1}}})
     result = ask("How many blocks were mined yesterday?", eth_engine, model=model, settings=settings)
     assert result.error is None and result.rows[0][0] > 0
     professor = next(r for r in model.requests if r.template == "professor")
@@ -527,6 +537,7 @@ def test_a_ranked_answer_shows_the_measure_it_is_ranked_by(eth_engine):
     written = (f"SELECT EXTRACT(HOUR FROM timestamp) AS hour FROM {B} WHERE DATE(timestamp) = DATE_SUB(CURRENT_DATE(), "
                "INTERVAL 1 DAY) GROUP BY hour ORDER BY COUNT(*) DESC, hour LIMIT 1")
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     result = ask("In which hour were the most blocks mined yesterday?", eth_engine,
                  model=ScriptedModel({"direct": f"```sql\n{written}\n```"}), settings=settings)
@@ -541,6 +552,7 @@ def test_an_address_compared_with_a_topic_is_padded_to_the_word(eth_engine, sql)
     written = (f"SELECT COUNT(*) AS mints FROM {L} WHERE topics[SAFE_OFFSET(0)] = '{transfer}' "
                f"AND topics[SAFE_OFFSET(1)] = '0x{'0' * 40}'")
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     result = ask("How many Transfer events were mints?", eth_engine,
                  model=ScriptedModel({"direct": f"```sql\n{written}\n```"}), settings=settings)
@@ -559,6 +571,7 @@ def test_two_periods_compared_are_one_query_not_a_plan(eth_engine):
             "CURRENT_DATE()")
     model = ScriptedModel({"direct": f"```sql\n{both}\n```"})
     settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+                                             "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     result = ask("How many transactions were there in the last 7 days versus the 7 days before?", eth_engine,
                  model=model, settings=settings)

@@ -11,7 +11,8 @@ BLOCKS = "SELECT COUNT(*) AS blocks FROM `bigquery-public-data.crypto_ethereum.b
 
 
 def settings():
-    return get_settings().with_overrides(pipeline={"examples_k": 0, "value_retrieval": False, "answer": False})
+    return get_settings().with_overrides(pipeline={"examples_k": 0, "value_retrieval": False, "answer": False,
+                                                   "generators": {"semantic": {"enabled": False}}})  # the free-SQL path these tests script
 
 
 @pytest.mark.parametrize("question,concept", [
