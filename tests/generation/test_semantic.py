@@ -95,3 +95,22 @@ def test_the_nearest_examples_leave_the_question_itself_out():
     shown = nearest_examples("How many blocks were produced yesterday?", examples, 2)
     assert [e.question for e in shown][0] == "What share of transactions failed yesterday?"
     assert len(shown) == 2 and examples[0] not in shown
+
+
+def test_the_names_a_question_writes_are_offered_longest_phrase_first(model):
+    from askchain.generation.semantic import matching_names
+
+    offered = matching_names(model, "What was the average gas price in gwei yesterday?", 3)
+    assert offered[0].startswith("transactions.avg_gas_price_gwei (gwei): ")
+    per_day = matching_names(model, "How much ETH was burned per day over the last 30 days?", 6)
+    assert [line.split(" ")[0] for line in per_day] == ["blocks.eth_burned", "transactions.burned_eth"]  # no grains
+    assert matching_names(model, "Hello there", 6) == []
+
+
+def test_the_prompt_shows_the_matching_names_before_the_question(model, cfg):
+    scripted = ScriptedModel({"semantic": json.dumps(FAILED_SHARE)})
+    ctx = context(model)
+    ctx.semantic.matching = ["transactions.failed_count: failed transactions"]
+    semantic(ctx, scripted, cfg, 1, None)
+    prompt = scripted.requests[0].messages[-1][1]
+    assert prompt.index("Names the question's words match:") < prompt.index("Question: What share")
