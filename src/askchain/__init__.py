@@ -6,8 +6,9 @@ its models and their libraries.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from askchain.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from askchain.api import ask
@@ -16,12 +17,4 @@ if TYPE_CHECKING:
 __all__ = ["AskResult", "ask"]
 __version__ = "0.1.0"
 
-_LAZY = {"ask": "askchain.api", "AskResult": "askchain.pipeline.result"}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'askchain' has no attribute '{name}'")
-    value = getattr(import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, {"ask": "askchain.api", "AskResult": "askchain.pipeline.result"})

@@ -6,8 +6,9 @@ with, does not load sqlglot and the settings.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from askchain.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from askchain.db.base import Engine, QueryResult
@@ -16,14 +17,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Column", "Engine", "ForeignKey", "QueryResult", "Schema", "Table", "open_database"]
 
-_LAZY = {"Engine": "askchain.db.base", "QueryResult": "askchain.db.base", "open_database": "askchain.db.connect",
-         "Column": "askchain.db.schema", "ForeignKey": "askchain.db.schema", "Schema": "askchain.db.schema",
-         "Table": "askchain.db.schema"}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'askchain.db' has no attribute '{name}'")
-    value = getattr(import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, {
+    "Engine": "askchain.db.base", "QueryResult": "askchain.db.base", "open_database": "askchain.db.connect",
+    "Column": "askchain.db.schema", "ForeignKey": "askchain.db.schema", "Schema": "askchain.db.schema",
+    "Table": "askchain.db.schema",
+})

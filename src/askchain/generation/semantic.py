@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -87,13 +88,20 @@ def nearest_examples(question: str, examples: list[SemanticExample], k: int) -> 
     from askchain.retrieval.embedding import embed
 
     own = " ".join(question.split()).casefold()
-    shown = [e for e in examples if " ".join(e.question.split()).casefold() != own]
+    shown = [i for i, e in enumerate(examples) if " ".join(e.question.split()).casefold() != own]
     if not shown or k <= 0:
         return []
-    vectors = embed([question, *(e.question for e in shown)])
-    scores = vectors[1:] @ vectors[0]
+    scores = _question_vectors(tuple(e.question for e in examples))[shown] @ embed([question])[0]
     order = sorted(range(len(shown)), key=lambda i: -float(scores[i]))
-    return [shown[i] for i in order[:k]]
+    return [examples[shown[i]] for i in order[:k]]
+
+
+@lru_cache(maxsize=4)
+def _question_vectors(questions: tuple[str, ...]):
+    """The examples' embeddings, made once per process (seconds for the pool), not once per question."""
+    from askchain.retrieval.embedding import embed
+
+    return embed(list(questions))
 
 
 def reply_schema(model: SemanticModel) -> dict:

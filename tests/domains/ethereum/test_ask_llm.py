@@ -1,9 +1,6 @@
 """The main job with the embedded model on a local Ethereum dataset: GoogleSQL written, transpiled and run."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -55,29 +52,21 @@ YESTERDAY = "DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     ("How much ETH was burned yesterday?",
      f"SELECT SUM(base_fee_per_gas * gas_used) / 1e18 FROM {B} WHERE DATE(timestamp) = {YESTERDAY}"),
 ])
-def test_the_questions_a_new_user_asks_first_answer_right_through_the_cli(eth_db, eth_engine, question, gold):
+def test_the_questions_a_new_user_asks_first_answer_right_through_the_cli(ask_cli, eth_engine, question, gold):
     """Issue 15's three questions through `askchain ask` with the embedded model and the default pipeline."""
-    env = {**os.environ, "ASKCHAIN_LLM__CACHE": "false"}
-    out = subprocess.run([sys.executable, "-m", "askchain.cli", "ask", "--db", str(eth_db[0]), question, "--json"],
-                         capture_output=True, text=True, timeout=1800, env=env)
-    assert out.returncode == 0, out.stderr[-2000:]
-    result = json.loads(out.stdout)
+    result, _ = ask_cli(question)
     expected = eth_engine.execute(gold)
     assert result["error"] is None, result["sql"]
     assert spider2_ex(expected.columns, expected.rows, result["columns"], result["rows"]), (result["sql"], result["rows"])
 
 
-def test_a_multi_step_question_is_planned_and_answered_step_by_step(eth_db):
+def test_a_multi_step_question_is_planned_and_answered_step_by_step(ask_cli):
     """Issue 17's planner with the embedded model: the busiest fee recipient found first, then its blocks' load."""
     question = ("For the fee recipient that produced the most blocks yesterday, how many transactions did its blocks "
                 "hold yesterday?")
-    env = {**os.environ, "ASKCHAIN_LLM__CACHE": "false"}
-    out = subprocess.run([sys.executable, "-m", "askchain.cli", "ask", "--db", str(eth_db[0]), question, "--json"],
-                         capture_output=True, text=True, timeout=2400, env=env)
-    assert out.returncode == 0, out.stderr[-2000:]
-    result = json.loads(out.stdout)
+    result, stderr = ask_cli(question, timeout=2400)
     steps = result["steps"]
     assert 2 <= len(steps) <= 3, steps
     assert steps[0]["sql"] and steps[0]["row_count"] >= 1 and "miner" in steps[0]["sql"], steps[0]
     assert result["error"] is None and result["rows"], result["sql"]
-    assert result["answer"].startswith("Answered in steps:") and "Plan, " in out.stderr
+    assert result["answer"].startswith("Answered in steps:") and "Plan, " in stderr

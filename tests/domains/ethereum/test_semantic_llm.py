@@ -3,11 +3,6 @@ path (the governed model's measures and windows), and the answer says what it me
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
 from askchain.eval.compare import spider2_ex
@@ -36,12 +31,8 @@ LAST_DAYS = ("DATE({ts}) >= DATE_SUB(CURRENT_DATE(), INTERVAL {n} DAY) AND DATE(
      "GROUP BY tt.token_address, t.symbol ORDER BY transfers DESC LIMIT 5",
      ("transfers", "yesterday")),
 ])
-def test_the_semantic_path_answers_and_says_what_it_measured(eth_db, eth_engine, question, gold, reading):
-    env = {**os.environ, "ASKCHAIN_LLM__CACHE": "false"}
-    out = subprocess.run([sys.executable, "-m", "askchain.cli", "ask", "--db", str(eth_db[0]), question, "--json"],
-                         capture_output=True, text=True, timeout=1800, env=env)
-    assert out.returncode == 0, out.stderr[-2000:]
-    result = json.loads(out.stdout)
+def test_the_semantic_path_answers_and_says_what_it_measured(ask_cli, eth_engine, question, gold, reading):
+    result, _ = ask_cli(question)
     expected = eth_engine.execute(gold)
     assert result["error"] is None, result["sql"]
     judged = expected.columns[1:] if "symbol" in gold else expected.columns  # the symbol is the asked-for label
