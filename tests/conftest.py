@@ -90,6 +90,15 @@ def concert_db_copy(concert_db, tmp_path) -> Path:
 
 SHARED_DATA_FIXTURES = {"spider_root", "bird_root", "superhero_db", "etl_samples"}
 _NOT_RUN = pytest.StashKey[int]()
+_NO_ANVIL = pytest.StashKey[int]()
+
+
+def anvil_binary() -> Path | None:
+    """Foundry's anvil: $ASKCHAIN_ANVIL, else where scripts/setup_anvil.sh puts it, else on the PATH."""
+    named = os.environ.get("ASKCHAIN_ANVIL")
+    installed = Path(__file__).resolve().parents[1] / ".tools/anvil/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil"
+    found = Path(named) if named else installed if installed.is_file() else shutil.which("anvil")
+    return Path(found) if found and Path(found).is_file() else None
 
 
 def _shared(*parts: str) -> Path:
@@ -121,20 +130,29 @@ def etl_samples() -> Path:
     return _shared("ethereum_etl_samples")
 
 
+@pytest.fixture(scope="session")
+def anvil_path() -> Path:
+    """The anvil binary; a test using it (directly or through another fixture) is marked `anvil`."""
+    return anvil_binary()
+
+
 def pytest_itemcollected(item):
-    if SHARED_DATA_FIXTURES & set(getattr(item, "fixturenames", ())):
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if SHARED_DATA_FIXTURES & fixtures:
         item.add_marker(pytest.mark.shared_data)  # before `-m` selection, which then sees it
+    if "anvil_path" in fixtures:
+        item.add_marker(pytest.mark.anvil)
 
 
 @pytest.hookimpl(trylast=True)  # after `-m`/`-k` selection: count only tests that would have run
 def pytest_collection_modifyitems(config, items):
-    if shared_data_dir().is_dir():
-        return
-    needing = [item for item in items if item.get_closest_marker("shared_data")]
-    if needing:
-        config.hook.pytest_deselected(items=needing)
-        items[:] = [item for item in items if not item.get_closest_marker("shared_data")]
-    config.stash[_NOT_RUN] = len(needing)
+    for marker, present, key in (("shared_data", shared_data_dir().is_dir(), _NOT_RUN),
+                                 ("anvil", anvil_binary() is not None, _NO_ANVIL)):
+        needing = [] if present else [item for item in items if item.get_closest_marker(marker)]
+        if needing:
+            config.hook.pytest_deselected(items=needing)
+            items[:] = [item for item in items if not item.get_closest_marker(marker)]
+        config.stash[key] = len(needing)
 
 
 def pytest_terminal_summary(terminalreporter, config):
@@ -144,6 +162,10 @@ def pytest_terminal_summary(terminalreporter, config):
             f"shared data: {not_run} tests need {shared_data_dir()}, which is absent, and were not run "
             "(set ASKCHAIN_SHARED_DATA to the folder; CI runs them)"
         )
+    no_anvil = config.stash.get(_NO_ANVIL, 0)
+    if no_anvil:
+        terminalreporter.write_line(f"anvil: {no_anvil} tests need Foundry's anvil, which is absent, and were not run "
+                                    "(bash scripts/setup_anvil.sh, or set ASKCHAIN_ANVIL)")
 
 
 # ---------------------------------------------------------------------------------------------------------------------

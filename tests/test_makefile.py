@@ -1,5 +1,5 @@
-"""`make run` installs only what answering needs; the test services (Chromium, PostgreSQL, the BigQuery emulator) and
-the test-only packages come with `make test`. Read from make's own dry run, so a step is seen wherever it hides."""
+"""`make run` installs only what answering needs; the test services (Chromium, PostgreSQL, the BigQuery emulator,
+anvil) and the test-only packages come with `make test`. Read from make's own dry run, so a step is seen wherever it hides."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST_SERVICE_SCRIPTS = ("setup_test_services.sh", "setup_postgres.sh", "setup_bqemulator.sh", "setup_chromium.sh")
+TEST_SERVICE_SCRIPTS = ("setup_test_services.sh", "setup_postgres.sh", "setup_bqemulator.sh", "setup_chromium.sh",
+                        "setup_anvil.sh")
 EDITABLE_INSTALL = re.compile(r'pip install -q -e "\.\[([^\]]*)\]"')
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")

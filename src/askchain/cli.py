@@ -185,6 +185,8 @@ def ask(
         print(json.dumps(result.public(), default=str))
     else:
         u = result.usage
+        if result.freshness:
+            console.print(f"[dim]{escape(result.freshness)}[/dim]", highlight=False, soft_wrap=True)
         console.print(
             f"[dim]{result.elapsed_s:.1f} s · {u.get('prompt_tokens', 0)} prompt + {u.get('completion_tokens', 0)} "
             f"completion tokens · {result.model} · {result.method}[/dim]"

@@ -149,6 +149,21 @@ class ServerSettings(Section):
     token: str | None
 
 
+class EthSyncSettings(Section):
+    """`askchain eth sync` (askchain.domains.ethereum.sync; settings.yaml says why each)."""
+
+    blocks_per_batch: PositiveInt
+    calls_per_request: PositiveInt
+    concurrency: PositiveInt
+    max_calls_per_second: NonNegativeInt
+    retries: NonNegativeInt
+    backoff_s: PositiveFloat
+    timeout_s: PositiveFloat
+    reorg_depth: PositiveInt
+    traces: Literal["auto", "trace_block", "debug_traceBlockByNumber", "none"]
+    balances: bool
+
+
 class Settings(BaseSettings):
     """Everything that varies between deployments; stages read their section of it."""
 
@@ -162,6 +177,7 @@ class Settings(BaseSettings):
     methods: dict[str, dict[str, Any]]
     confidence: ConfidenceSettings
     server: ServerSettings
+    eth_sync: EthSyncSettings
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):

@@ -188,6 +188,11 @@ class Engine(ABC):
     def close(self) -> None:  # noqa: B027 - optional for engines holding connections
         pass
 
+    def freshness(self) -> str | None:
+        """How current the data is, said beside every answer where the data has a time line ("data through block
+        N, <UTC time>"); None where it has none."""
+        return None
+
     @property
     def name(self) -> str:
         return self.location

@@ -25,6 +25,8 @@ class AskResult(BaseModel):
     chart: dict[str, Any] | None = None
     #: How the question was read: the conventions applied ("last 7 days = the 7 full UTC days before today").
     readings: list[str] = Field(default_factory=list)
+    #: How current the data is ("data through block N, 2026-11-27 23:51 UTC"), where the database says (Engine.freshness).
+    freshness: str | None = None
     #: Every SQL the method executed, with its outcome (for evaluation: was some candidate right?).
     candidates: list[dict[str, Any]] = Field(default_factory=list)
     #: How sure the answer is (high, medium, low; None when it abstained) and why (askchain.pipeline.confidence).
@@ -46,7 +48,7 @@ class AskResult(BaseModel):
     def public(self) -> dict[str, Any]:
         """The documented --json shape."""
         keys = ("question", "sql", "columns", "rows", "error", "usage", "elapsed_s", "run_id", "method", "model", "db",
-                "truncated", "answer", "chart", "readings", "confidence", "confidence_reasons", "alternatives", "abstained", "steps")
+                "truncated", "answer", "chart", "readings", "freshness", "confidence", "confidence_reasons", "alternatives", "abstained", "steps")
         data = self.model_dump(include=set(keys))
         if self.bytes_processed is not None:
             data["bytes_processed"] = self.bytes_processed

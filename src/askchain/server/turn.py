@@ -121,4 +121,5 @@ def run_turn(services: Services, request: TurnRequest, emit: Emit) -> None:
         "bytes_processed": result.bytes_processed,
         "run_id": result.run_id,
         "error": result.error,
+        "freshness": result.freshness,
     })

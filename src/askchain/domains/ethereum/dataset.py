@@ -14,13 +14,14 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from datetime import date, datetime, timezone
+from datetime import date
 from pathlib import Path
 
 import duckdb
 import numpy as np
 
 from askchain.domains.ethereum import simulate as sim
+from askchain.domains.ethereum.freshness import utc_today
 from askchain.domains.ethereum.tables import create_statements, tables
 from askchain.errors import DatasetError
 
@@ -30,10 +31,6 @@ DEFAULT_SEED = 7
 EMPTY_UNCLES = "0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347"
 TOTAL_DIFFICULTY = 58750003716598352816469  # frozen at the merge
 SOLO_EXTRA = "geth/v1.14.12-stable/linux-amd64/go1.23.4"
-
-
-def utc_today() -> date:
-    return datetime.now(timezone.utc).date()
 
 
 def build_dataset(
@@ -395,6 +392,12 @@ def _old_contracts(chain: sim.Chain, seed: int) -> dict[str, np.ndarray]:
 
 def dataset_path(settings) -> Path:
     return settings.paths.data("ethereum", "crypto_ethereum.duckdb")
+
+
+def build_record(path: Path) -> dict | None:
+    """The simulator's build record beside `path` (end date, days, scale, seed, rows); None: not a simulated dataset."""
+    meta = _meta_path(Path(path))
+    return json.loads(meta.read_text()) if meta.is_file() else None
 
 
 def forget_build(path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Callable
 
 from sqlglot import exp
@@ -10,6 +11,7 @@ from sqlglot import exp
 from askchain.db.duckdb import DuckDBEngine
 from askchain.db.schema import Schema
 from askchain.domains.ethereum import DOMAIN_ID
+from askchain.domains.ethereum.freshness import read_freshness, utc_today
 from askchain.domains.ethereum.tables import knowledge, prompt_examples, table_map, tables
 
 
@@ -46,6 +48,18 @@ def _utc_now(node: exp.Expression) -> exp.Expression:
     return node
 
 
+def _as_of(day: date) -> Callable[[exp.Expression], exp.Expression]:
+    """CURRENT_DATE() as `day` and the current time as its 00:00, for data that ends before today
+    (askchain.domains.ethereum.freshness)."""
+    def fix(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.CurrentDate):
+            return exp.cast(exp.Literal.string(day.isoformat()), exp.DataType.build("DATE"))
+        if isinstance(node, (exp.CurrentTimestamp, exp.CurrentDatetime)):
+            return exp.cast(exp.Literal.string(f"{day} 00:00:00"), exp.DataType.build("TIMESTAMP"))
+        return node
+    return fix
+
+
 #: GoogleSQL constructs sqlglot transpiles with different results on DuckDB, each fixed on the parsed tree.
 GOOGLESQL_FIXES: tuple[Callable[[exp.Expression], exp.Expression], ...] = (_numeric, _extract, _utc_now)
 
@@ -58,6 +72,13 @@ class EthereumEngine(DuckDBEngine):
     table_map: dict[str, str] = field(default_factory=table_map)
     notes: str = field(default_factory=knowledge)
     domain_id: str = DOMAIN_ID
+
+    def __post_init__(self):
+        super().__post_init__()
+        self._freshness = read_freshness(self._cursor(), self.path)
+
+    def freshness(self) -> str | None:
+        return self._freshness.text(utc_today()) if self._freshness else None
 
     def _introspect(self) -> Schema:
         """DuckDB's view, with BigQuery's types and descriptions so prompts show GoogleSQL types, named by the domain
@@ -91,6 +112,9 @@ class EthereumEngine(DuckDBEngine):
 
     def translate(self, tree: exp.Expression) -> str:
         tree = tree.copy()
-        for fix in GOOGLESQL_FIXES:
+        today = utc_today()
+        day = self._freshness.reference_day(today) if self._freshness else today
+        fixes = ((_as_of(day),) if day < today else ()) + GOOGLESQL_FIXES
+        for fix in fixes:
             tree = tree.transform(fix)
         return super().translate(tree)

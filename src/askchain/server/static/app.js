@@ -289,6 +289,7 @@ class TurnView {
 
   showDone(event) {
     const parts = [
+      event.freshness || null,
       `${event.seconds.toFixed(2)} s`,
       `${event.tokens.toLocaleString()} tokens`,
       event.bytes_processed != null ? `${event.bytes_processed.toLocaleString()} bytes scanned` : null,
