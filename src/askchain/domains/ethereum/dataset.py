@@ -21,7 +21,7 @@ import duckdb
 import numpy as np
 
 from askchain.domains.ethereum import simulate as sim
-from askchain.domains.ethereum.freshness import utc_today
+from askchain.domains.ethereum.freshness import build_record_path, utc_today
 from askchain.domains.ethereum.tables import create_statements, tables
 from askchain.errors import DatasetError
 
@@ -68,14 +68,8 @@ def build_dataset(
         tmp.unlink(missing_ok=True)
         tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
     meta = {"end": end.isoformat(), "days": days, "scale": scale, "seed": seed, "rows": counts}
-    _meta_path(path).write_text(json.dumps(meta, indent=1))
+    build_record_path(path).write_text(json.dumps(meta, indent=1))
     return counts
-
-
-def _meta_path(path: Path) -> Path:
-    """The build record beside the database (end date, days, scale, seed, row counts), read by the rebuild check
-    and by benchmark provenance (askchain.eval.provenance.database_build), which finds it by this name."""
-    return path.with_suffix(".json")
 
 
 @contextmanager
@@ -394,15 +388,9 @@ def dataset_path(settings) -> Path:
     return settings.paths.data("ethereum", "crypto_ethereum.duckdb")
 
 
-def build_record(path: Path) -> dict | None:
-    """The simulator's build record beside `path` (end date, days, scale, seed, rows); None: not a simulated dataset."""
-    meta = _meta_path(Path(path))
-    return json.loads(meta.read_text()) if meta.is_file() else None
-
-
 def forget_build(path: Path) -> None:
     """Mark a dataset file as holding other data (e.g. loaded exports), so it is never rebuilt automatically."""
-    _meta_path(Path(path)).unlink(missing_ok=True)
+    build_record_path(Path(path)).unlink(missing_ok=True)
 
 
 def default_engine(settings):
@@ -411,7 +399,7 @@ def default_engine(settings):
     from askchain.domains.ethereum.engine import EthereumEngine
 
     path = dataset_path(settings)
-    meta_file = _meta_path(path)
+    meta_file = build_record_path(path)
     today = utc_today()
     reason = None
     if not path.is_file():

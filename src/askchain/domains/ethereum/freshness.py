@@ -10,12 +10,26 @@ was the node's newest); other data (loaded exports) is taken to end in a partial
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 def utc_today() -> date:
     return datetime.now(timezone.utc).date()
+
+
+def build_record_path(path: Path) -> Path:
+    """The simulator's build record beside its database (end date, days, scale, seed, row counts), read by the
+    rebuild check, by sync (which replaces a simulated file) and by benchmark provenance
+    (askchain.eval.provenance.database_build), which finds it by this name."""
+    return Path(path).with_suffix(".json")
+
+
+def build_record(path: Path) -> dict | None:
+    """The build record of the simulated dataset at `path`; None: not a simulated dataset."""
+    record = build_record_path(path)
+    return json.loads(record.read_text()) if record.is_file() else None
 
 
 @dataclass(frozen=True)
@@ -58,7 +72,5 @@ def _recorded_last_full_day(cursor, path: Path) -> date | None:
     if synced:
         row = cursor.execute("SELECT value FROM askchain_sync.meta WHERE key = 'last_full_day'").fetchone()
         return date.fromisoformat(row[0]) if row else None
-    from askchain.domains.ethereum.dataset import build_record
-
     record = build_record(path)
     return date.fromisoformat(record["end"]) - timedelta(days=1) if record and "end" in record else None

@@ -209,3 +209,14 @@ def test_a_rate_limiting_endpoint_is_retried_then_refused(proxy, tmp_path, chain
     refused = cli("sync", "--rpc", stuck.url, "--from-block", "0", "--out", str(tmp_path / "no.duckdb"), env=env)
     one_line_refusal(refused, "HTTP 429", "after 4 retries", "--rate-limit")
     assert not (tmp_path / "no.duckdb").exists()
+
+
+def test_the_call_tracer_gives_the_traces_trace_block_gives(chain, synced, tmp_path):
+    """debug_traceBlockByNumber's call trees, flattened, are the rows trace_block's list gives."""
+    path, _ = synced
+    out = tmp_path / "debug.duckdb"
+    report = run_sync(chain.url, out, traces="debug_traceBlockByNumber")
+    assert report.notes == []
+    same = ("SELECT transaction_hash, from_address, to_address, value, trace_type, call_type, trace_address, status, "
+            "trace_id FROM traces ORDER BY ALL")
+    assert query(out, same) == query(path, same)

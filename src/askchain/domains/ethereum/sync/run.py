@@ -14,7 +14,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from askchain.config import EthSyncSettings
-from askchain.domains.ethereum.dataset import build_record, forget_build
+from askchain.domains.ethereum.dataset import forget_build
+from askchain.domains.ethereum.freshness import build_record
 from askchain.domains.ethereum.sync import chain
 from askchain.domains.ethereum.sync.derive import Derived, derive, quantity
 from askchain.domains.ethereum.sync.fetch import Sources, fetch_blocks, probe_sources
