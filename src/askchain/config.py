@@ -113,6 +113,7 @@ class PipelineSettings(Section):
     keywords: Literal["rules", "llm"]
     generators: dict[str, GeneratorSettings]
     lead_generator: str | None
+    lead_confirmation: int
     draft_generator: str
     draft_first_wave: int
     agreement_exit: int

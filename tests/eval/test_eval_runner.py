@@ -140,10 +140,29 @@ def test_oracle_reexecutes_distinct_candidates(spider):
     ]
     result = AskResult(question=example.question, sql="SELECT 1", columns=["1"], rows=[[1]], candidates=candidates)
     judged = judge_candidates(result, engine, gold, example, "spider", selected_correct=False)
-    assert judged == [{"generator": "direct", "right": False}, {"generator": "role_play+revision", "right": True}]
-    assert judge_candidates(result, engine, gold, example, "spider", selected_correct=False, cap=1) == [
-        {"generator": "direct", "right": False}
+    assert verdicts(judged) == [("direct", False), ("role_play+revision", True)]
+    assert verdicts(judge_candidates(result, engine, gold, example, "spider", selected_correct=False, cap=1)) == [
+        ("direct", False)]
+
+
+def verdicts(judged: list[dict]) -> list[tuple[str, bool]]:
+    return [(j["generator"], j["right"]) for j in judged]
+
+
+def test_judged_candidates_carry_their_votes_and_a_key_equal_for_equal_results(spider):
+    """So a run's result groups can be studied offline (how a vote with other weights would have chosen)."""
+    example = spider.examples[0]  # SELECT count(*) FROM singer
+    engine = spider.connect(example.db_id, get_settings())
+    gold = engine.execute(example.gold_sql)
+    candidates = [
+        {"sql": "SELECT COUNT(*) FROM singer", "error": None, "generator": "semantic", "votes": 3, "round": 0},
+        {"sql": "SELECT COUNT(singer_id) FROM singer", "error": None, "generator": "direct", "votes": 2, "round": 0},
+        {"sql": "SELECT 1", "error": None, "generator": "direct+revision", "votes": 1, "round": 1},
     ]
+    result = AskResult(question=example.question, sql="SELECT 1", columns=["1"], rows=[[1]], candidates=candidates)
+    judged = judge_candidates(result, engine, gold, example, "spider", selected_correct=False)
+    assert [(j["votes"], j["round"]) for j in judged] == [(3, 0), (2, 0), (1, 1)]
+    assert judged[0]["result"] == judged[1]["result"] != judged[2]["result"]
 
 
 def test_the_chosen_candidate_keeps_its_verdict_when_the_answer_qualifies_its_tables(concert_db):
@@ -154,8 +173,8 @@ def test_the_chosen_candidate_keeps_its_verdict_when_the_answer_qualifies_its_ta
                        candidates=[{"sql": "SELECT COUNT(*) FROM singer", "error": None, "generator": "direct"}])
     assert result.sql == "SELECT COUNT(*) FROM `shop.music.singer`"
     gold = QueryResult(["n"], [(-1,)], 0.0)  # running the candidate again would judge it wrong
-    assert judge_candidates(result, engine, gold, example, "spider", selected_correct=True) == [
-        {"generator": "direct", "right": True}]
+    assert verdicts(judge_candidates(result, engine, gold, example, "spider", selected_correct=True)) == [
+        ("direct", True)]
 
 
 def test_generator_stats_count_right_and_only_right():

@@ -7,6 +7,7 @@ asked again, so an interrupted run continues where it stopped.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -32,6 +33,7 @@ from askchain.eval.results import (
 from askchain.generation.sql_text import normalize_sql
 from askchain.llm.base import ChatModel
 from askchain.pipeline.run import try_execute
+from askchain.pipeline.select import rows_signature
 from askchain.pipeline.result import AskResult
 
 CANDIDATE_CAP = 16
@@ -98,13 +100,18 @@ def judge_candidates(result: AskResult, engine: Engine, gold: QueryResult, examp
         seen.add(key)
         if len(seen) > cap:
             break
-        if key == selected:
-            right = selected_correct
-        else:
-            run, error = try_execute(engine, sql)
-            right = error is None and compare(gold.columns, gold.rows, run.columns, run.rows, example.order_matters)
-        judged.append({"generator": candidate.get("generator", ""), "right": bool(right)})
+        run, error = try_execute(engine, sql)
+        right = selected_correct if key == selected else (
+            error is None and compare(gold.columns, gold.rows, run.columns, run.rows, example.order_matters))
+        judged.append({"generator": candidate.get("generator", ""), "right": bool(right),
+                       "votes": candidate.get("votes", 1), "round": candidate.get("round", 0),
+                       "result": result_key(run.rows, sql, engine.query_dialect) if error is None else None})
     return judged
+
+
+def result_key(rows: Sequence[Sequence], sql: str, dialect: str) -> str:
+    """A short key equal for candidates the vote counts as one result, so a run's groups can be studied offline."""
+    return hashlib.sha256(repr(rows_signature(rows, sql, dialect)).encode()).hexdigest()[:12]
 
 
 def evaluate_example(example: Example, engine: Engine, model: ChatModel, method: str, settings: Settings,

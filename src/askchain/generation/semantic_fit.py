@@ -19,7 +19,7 @@ from askchain.pipeline.limits import SOME_ROWS, question_numbers
 
 #: The dimensions that split by time (every model names them alike: `block_time` is the raw event time).
 TIME_DIMENSIONS = frozenset({"block_time", "hour_of_day", "day", "weekday", "weekday_number", "week", "month",
-                             "day_of_year"})
+                             "year", "day_of_year"})
 #: Words that ask for a result split by time, or for a time itself.
 ASKS_FOR_TIME = re.compile(
     r"\b(?:per|each|every|by|a|which|what|busiest|quietest)[\s-]+(?:single\s+)?(?:day|date|hour|week|month|weekday|year)"

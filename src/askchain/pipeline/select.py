@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Sequence
 
 from pydantic import BaseModel
 from sqlglot.errors import SqlglotError
@@ -27,8 +27,9 @@ class Group:
 
     @property
     def representative(self) -> Execution:
-        # an original candidate over a revision, then the shortest SQL
-        return min(self.members, key=lambda ex: (ex.candidate.round, len(ex.candidate.sql)))
+        # an original candidate over a revision, then one that says what it measured (a governed query's reading),
+        # then the shortest SQL
+        return min(self.members, key=lambda ex: (ex.candidate.round, not ex.candidate.reading, len(ex.candidate.sql)))
 
     @property
     def votes(self) -> int:
@@ -69,10 +70,13 @@ def orders_rows(sql: str, dialect: str) -> bool:
 
 
 def result_signature(ex: Execution, dialect: str) -> tuple:
-    rows = [tuple(_normal(v) for v in row) for row in ex.result.rows]
-    if not orders_rows(ex.candidate.sql, dialect):
-        rows = sorted(rows, key=repr)
-    return tuple(rows)
+    return rows_signature(ex.result.rows, ex.candidate.sql, dialect)
+
+
+def rows_signature(rows: Sequence[Sequence], sql: str, dialect: str) -> tuple:
+    """Rows as compared for equal results: values normalised, in order only where the query orders them."""
+    normal = [tuple(_normal(v) for v in row) for row in rows]
+    return tuple(normal if orders_rows(sql, dialect) else sorted(normal, key=repr))
 
 
 def group_by_result(executions: list[Execution], dialect: str, with_empty: bool = False) -> list[Group]:

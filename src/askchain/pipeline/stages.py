@@ -37,7 +37,7 @@ from askchain.pipeline.qualifiers import known_qualifiers
 from askchain.pipeline.ranking import show_ranking_measure
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
 from askchain.pipeline.run import Run
-from askchain.pipeline.select import Selection, group_by_result, select_best
+from askchain.pipeline.select import Selection, group_by_result, result_signature, select_best
 from askchain.pipeline.shares import shares_among_all_rows
 from askchain.pipeline.shorthands import expand_shorthands, write_short
 from askchain.pipeline.trace import Trace
@@ -400,26 +400,39 @@ def draft(state: State, run: Run) -> StageOutput:
     """The draft generator's samples, executed at once: when enough agree on one result, the other generators and
     revision would only confirm it, so the graph goes straight to selection (adaptive test-time compute). With
     `draft_first_wave`, that many samples are drawn first and the rest only when these do not all return one same
-    result: most questions the samples agree on pay for a few samples, not all."""
+    result: most questions the samples agree on pay for a few samples, not all. A lead that ran to rows is the
+    answer alone (`lead_confirmation: 0`) or once one of the first `lead_confirmation` samples returns its result;
+    otherwise it joins the whole draft's vote."""
     cfg = run.settings.pipeline
     validate = validator(run, state)
     led, led_runs = lead(state, run, validate)
-    if any(not ex.failed for ex in led_runs):  # success: it ran to rows
+    answered = [ex for ex in led_runs if not ex.failed]  # success: it ran to rows
+    if answered and cfg.lead_confirmation == 0:
         return ({"candidates": led, "drafts": led_runs, "agreed": True},
                 {"candidates": [c.sql for c in led], "samples": len(led), "agreed": True, "led": True,
                  "readings": [c.reading for c in led], "executions": [ex.record() for ex in led_runs]})
     total = cfg.generators[cfg.draft_generator].n
-    first = cfg.draft_first_wave if 0 < cfg.draft_first_wave < total else total
+    wave = cfg.lead_confirmation if answered else cfg.draft_first_wave
+    first = wave if 0 < wave < total else total
     made = led + sample(cfg.draft_generator, state, run, count=first)
     executions = execute_samples(made, led_runs, validate, run)
-    agreed = first < total and draft_agrees(executions, first, run.dialect)
+    agreed = first < total and (confirms(executions, answered, run.dialect) if answered
+                                else draft_agrees(executions, first, run.dialect))
     if first < total and not agreed:
         made += sample(cfg.draft_generator, state, run, count=total - first, skip=first)
         executions = execute_samples(made, executions, validate, run)
     agreed = agreed or draft_agrees(executions, cfg.agreement_exit, run.dialect)
     return ({"candidates": made, "drafts": executions, "agreed": agreed},
             {"candidates": [c.sql for c in made], "samples": len(made), "agreed": agreed,
-             "executions": [ex.record() for ex in executions]})
+             "confirmed": bool(answered) and agreed, "executions": [ex.record() for ex in executions]})
+
+
+def confirms(executions: list[Execution], answered: list[Execution], dialect: str) -> bool:
+    """Whether a draft sample returned the result a lead candidate returned: two ways of writing the query agreeing."""
+    leading = {ex.candidate.generator for ex in answered}
+    results = {result_signature(ex, dialect) for ex in answered}
+    return any(ex.status == "success" and ex.candidate.generator not in leading
+               and result_signature(ex, dialect) in results for ex in executions)
 
 
 def execute_samples(made: list[Candidate], known: list[Execution], validate: Callable[[str], Findings],

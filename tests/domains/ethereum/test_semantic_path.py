@@ -51,3 +51,30 @@ def test_the_methods_that_measure_the_model_alone_never_lead(eth_engine, setting
     scripted = ScriptedModel({"direct": FREE_SQL})
     ask(QUESTION, eth_engine, method="baseline", model=scripted, settings=settings)
     assert asked(scripted) == ["direct"]
+
+
+SUCCEEDED_SHARE = FREE_SQL.replace("receipt_status = 0", "receipt_status = 1")
+
+
+def direct_samples(scripted: ScriptedModel) -> int:
+    return sum(request.n for request in scripted.requests if request.template == "direct")
+
+
+def test_a_lead_confirmed_by_a_draft_sample_is_the_answer_after_that_wave(eth_engine, settings):
+    confirming = settings.with_overrides(pipeline={"lead_confirmation": 2})
+    scripted = ScriptedModel({"semantic": json.dumps(FAILED_SHARE), "direct": FREE_SQL})
+    result = ask(QUESTION, eth_engine, model=scripted, settings=confirming)
+    assert direct_samples(scripted) == 2
+    assert result.error is None and 0 < result.rows[0][0] < 0.5
+    assert result.readings[0].startswith("failed share of transactions")
+    assert {c["generator"] for c in result.candidates} == {"semantic", "direct"}
+
+
+def test_an_unconfirmed_lead_joins_the_whole_drafts_vote_with_its_weight(eth_engine, settings):
+    """Six draft samples on another result outvote the lead's three votes; with the lead alone it would answer."""
+    confirming = settings.with_overrides(pipeline={"lead_confirmation": 2, "agreement_exit": 0})
+    scripted = ScriptedModel({"semantic": json.dumps(FAILED_SHARE), "direct": SUCCEEDED_SHARE})
+    result = ask(QUESTION, eth_engine, model=scripted, settings=confirming)
+    assert direct_samples(scripted) == settings.pipeline.generators["direct"].n
+    assert result.error is None and result.rows[0][0] > 0.5
+    assert "semantic" in {c["generator"] for c in result.candidates}
