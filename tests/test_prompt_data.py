@@ -15,7 +15,7 @@ from askchain.generation.context import GenerationContext
 from askchain.llm.fake import ScriptedModel
 from askchain.pipeline.plan import StepResult, earlier_results
 from askchain.pipeline.revise import Execution, revise_all
-from askchain.pipeline.validate import Findings
+from askchain.rules.base import Findings
 from askchain.prompt_data import SHORTENED, data_cell, escape_text, quote_data, quote_error, sql_string
 from askchain.retrieval.values import ValueMatch
 

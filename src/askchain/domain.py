@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from askchain.config import DBSettings, Settings
     from askchain.db.base import Engine
+    from askchain.rules.base import Rule
     from askchain.semantic import Layer
     from askchain.semantic.governed import SemanticModel
 
@@ -86,6 +87,11 @@ class Domain(ABC):
     def semantic_layer(self) -> Layer | None:
         """Metrics, entities and conventions as data, of which a question is shown the ones it calls for."""
         return None
+
+    def rules(self) -> tuple[Rule, ...]:
+        """The domain's checks and repairs (askchain.rules.base), beside the core's: its own rule classes, and the
+        core's parametrised ones (units, column aliases, shorthands, windows) instantiated from its data."""
+        return ()
 
     @cache
     def semantic_model(self) -> SemanticModel | None:

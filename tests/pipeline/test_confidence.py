@@ -14,7 +14,7 @@ from askchain.llm.fake import ScriptedModel
 from askchain.pipeline.confidence import Signals, alternatives, assess, sampled_votes
 from askchain.pipeline.revise import Execution
 from askchain.pipeline.select import Group, Selection
-from askchain.pipeline.validate import Findings
+from askchain.rules.base import Findings
 
 RULES = ConfidenceSettings(high_vote_share=0.8, medium_vote_share=0.5, min_coverage=0.6, alternatives=2,
                            alternative_rows=2)

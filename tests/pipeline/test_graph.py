@@ -74,10 +74,10 @@ def test_agreeing_drafts_skip_the_other_generators(concert_db):
 
 def test_a_repair_that_fails_leaves_the_candidate_to_validation(concert_db, monkeypatch, caplog):
     """A bug in one repair rule must not stop the question: the candidate goes on as written."""
-    def broken(sql, schema):
+    def broken(self, analysis):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("askchain.pipeline.stages.known_qualifiers", broken)
+    monkeypatch.setattr("askchain.rules.repairs.qualifiers.KnownQualifiers.repair", broken)
     settings = get_settings().with_overrides(llm={"cache": False},
                                              pipeline={"examples_k": 0, "value_retrieval": False, "answer": False})
     result = ask("How many singers are there?", str(concert_db), method="pipeline",

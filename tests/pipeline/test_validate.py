@@ -8,9 +8,11 @@ import pytest
 from askchain.db.schema import Column, Schema, Table
 from askchain.db.sqlite import SQLiteEngine
 from askchain.generation.candidates import Candidate
-from askchain.pipeline import validate
 from askchain.pipeline.revise import execute_candidates
-from askchain.pipeline.validate import Findings, validate_sql
+from askchain.pipeline.validate import validate_sql
+from askchain.rules import analysis
+from askchain.rules.base import Findings
+from askchain.rules.checks.text_against_numbers import TextAgainstNumbers
 from askchain.semantic.layer import Unit
 
 PREFIX = "bigquery-public-data.crypto_ethereum."
@@ -646,26 +648,26 @@ def test_aggregates_of_subqueries_and_windows_need_no_group_by(schema, sql):
 
 
 def test_a_failing_check_keeps_the_other_checks_findings(schema, monkeypatch, caplog):
-    def _check_text_against_numbers(*args):
+    def check(*args):
         raise AttributeError("'In' object has no attribute 'right'")
 
-    monkeypatch.setattr(validate, "_check_text_against_numbers", _check_text_against_numbers)
+    monkeypatch.setattr(TextAgainstNumbers, "check", check)
     findings = validate_sql("SELECT count(*) AS a, count(*) AS b FROM singer AS T1 JOIN concert AS T2 "
                             "ON T1.Singer_ID = T2.concert_ID WHERE T1.Age = 'old'", schema)
     assert findings.errors == ["columns a and b both compute COUNT(*): make each compute what its name says"]
     assert internal_failures(findings) == [
-        "validation step check_text_against_numbers failed: AttributeError: 'In' object has no attribute 'right'"]
+        "validation step text_against_numbers failed: AttributeError: 'In' object has no attribute 'right'"]
     assert any("foreign key" in w for w in findings.warnings), "checks after the failing one still ran"
-    assert "check_text_against_numbers failed" in caplog.text
+    assert "text_against_numbers failed" in caplog.text
 
 
 def test_a_failing_qualification_leaves_the_checks_the_written_tree(schema, monkeypatch):
     def broken(*args, **kwargs):
         raise KeyError("scope")
 
-    monkeypatch.setattr(validate, "qualify", broken)
+    monkeypatch.setattr(analysis, "qualify", broken)
     findings = validate_sql("SELECT s.Name FROM singer AS s WHERE s.Age = 'old'", schema)
-    assert internal_failures(findings) == ["validation step qualify failed: KeyError: 'scope'"]
+    assert internal_failures(findings) == ["validation step columns failed: KeyError: 'scope'"]
     assert any("singer.Age holds numbers" in e for e in findings.errors)
 
 

@@ -119,3 +119,11 @@ EXTRACT_PARTS: dict[str, dict[str, str]] = {
                  "YEAR": "YEAR", "QUARTER": "QUARTER", "MONTH": "MONTH", "DAY": "DAY", "HOUR": "HOUR",
                  "MINUTE": "MINUTE", "SECOND": "SECOND"},
 }
+#: Dialects that reject a non-aggregated column beside an aggregate without GROUP BY (SQLite accepts it).
+STRICT_GROUP_BY = frozenset({"bigquery", "postgres", "duckdb"})
+#: How each dialect tests an array for an element and counts its elements, for a finding's fix.
+ARRAY_IDIOMS = {
+    "bigquery": ("'x' IN UNNEST({col})", "ARRAY_LENGTH({col})"),
+    "duckdb": ("list_contains({col}, 'x')", "len({col})"),
+    "postgres": ("'x' = ANY({col})", "cardinality({col})"),
+}

@@ -26,7 +26,7 @@ from askchain.pipeline.run import Models, Run, try_execute
 from askchain.pipeline.stages import build_context
 from askchain.pipeline.revise import Execution
 from askchain.pipeline.select import select_best
-from askchain.pipeline.validate import Findings
+from askchain.rules.base import Findings
 
 
 @dataclass

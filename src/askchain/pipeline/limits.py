@@ -1,62 +1,6 @@
-"""A LIMIT the question never asked for is dropped: "which symbols are used by more than one contract?" asks for all.
+"""What a question says about how many rows it wants, as askchain.generation.semantic_fit reads it (the rule that
+drops a LIMIT the question never asked for is askchain.rules.repairs.unasked_limit; both read askchain.numbers)."""
 
-A 1.5B model ends many lists with `LIMIT 10` by habit. The answer then misses rows the user asked for, and samples
-that differ only in that habit fall into different result groups at selection. The question says how many rows it
-wants when it wants a number of them ("the top 5", "three oldest"): a LIMIT of more than one row on the outermost
-query, of a number the question never writes, is taken out where it is written. LIMIT 1 stays (a superlative asks for
-one row), as does a LIMIT with an OFFSET (a page), and one where the question leaves the count to the answer ("the
-top tokens", "the most recent transactions", "a few examples")."""
+from askchain.numbers import SOME_ROWS, question_numbers
 
-from __future__ import annotations
-
-import re
-
-from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import SqlglotError
-from sqlglot.tokens import TokenType
-
-from askchain.db.dialects import parse_one
-from askchain.generation.sql_text import apply_edits
-from askchain.numbers import NUMBER, value_of
-
-#: Numbers a question writes as words.
-NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-                "eleven": 11, "twelve": 12, "dozen": 12, "fifteen": 15, "twenty": 20, "fifty": 50, "hundred": 100}
-#: Words that leave how many rows to the answer ("a few examples", "the richest addresses"): a LIMIT then is the
-#: model's choice, kept; a superlative that only orders the list ("most reused first") asks for every row.
-SOME_ROWS = re.compile(r"\b(?:a few|several|some|samples?|examples?|top|most|least|recent|best|worst"
-                       r"|(?:larg|bigg|high|low|small|lat|new|old|busi|rich)est)\b(?!(?:\s+[\w-]+)?\s+first\b)",
-                       re.IGNORECASE)
-
-
-def drop_unasked_limit(sql: str, dialect: str, question: str) -> tuple[str, list[str]]:
-    """`sql` without its outermost LIMIT when that is a number of rows above one the question never writes (see
-    above), and the note; `sql` unchanged (and no notes) otherwise or when sqlglot cannot read it."""
-    if SOME_ROWS.search(question):
-        return sql, []
-    try:
-        tree = parse_one(sql, dialect)
-    except SqlglotError:
-        return sql, []
-    limit = tree.args.get("limit") if tree is not None else None
-    count = limit.expression if isinstance(limit, exp.Limit) else None
-    if count is None or not count.is_int or count.to_py() <= 1 or tree.args.get("offset") or \
-            count.to_py() in question_numbers(question):
-        return sql, []
-    tokens = Dialect.get_or_raise(dialect).tokenize(sql)  # it parsed: it tokenizes
-    depth, at = 0, None
-    for i, token in enumerate(tokens):
-        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
-        if depth == 0 and token.token_type == TokenType.LIMIT:
-            at = i
-    if at is None or at == 0 or at + 1 >= len(tokens) or tokens[at + 1].text != count.this:
-        return sql, []
-    return apply_edits(sql, [(tokens[at - 1].end + 1, tokens[at + 1].end, "",
-                              f"dropped LIMIT {count.this}: the question asks for every row, not {count.this}")])
-
-
-def question_numbers(question: str) -> set[float]:
-    """The numbers `question` writes, in digits or in words."""
-    written = {value_of(number) for number in NUMBER.findall(question)}
-    return written | {value for word, value in NUMBER_WORDS.items() if re.search(rf"\b{word}\b", question, re.I)}
+__all__ = ["SOME_ROWS", "question_numbers"]

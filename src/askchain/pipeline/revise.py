@@ -12,7 +12,7 @@ from askchain.generation.candidates import Candidate
 from askchain.generation.context import GenerationContext
 from askchain.generation.sql_text import END_OF_SQL_BLOCK, extract_sql
 from askchain.llm.base import ChatModel
-from askchain.pipeline.validate import Findings
+from askchain.rules.base import Findings
 from askchain.prompt_data import escape_text, quote_error
 
 Status = Literal["success", "empty", "error", "invalid"]

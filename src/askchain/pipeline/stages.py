@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import operator
 from dataclasses import replace
-from typing import Annotated, Any, Callable, Sequence, TypedDict
+from typing import Annotated, Any, Callable, TypedDict
 
 from langgraph.config import get_stream_writer
 
@@ -19,32 +19,25 @@ from askchain.config import Settings
 from askchain.db.base import QueryResult
 from askchain.db.schema import Schema
 from askchain.domain import domain_of
-from askchain.errors import ConfigError, describe
+from askchain.errors import ConfigError
 from askchain.generation.candidates import Candidate, dedupe
 from askchain.generation.context import Example, GenerationContext, SemanticContext
 from askchain.generation.registry import GENERATORS
 from askchain.generation.sql_text import normalize_sql
 from askchain.llm.base import Message
 from askchain.pipeline import abstain, confidence as confidence_rules
-from askchain.pipeline.aliases import own_column_names
-from askchain.pipeline.amounts import amounts_as_given
 from askchain.pipeline.coverage import Coverage, coverage
-from askchain.pipeline.date_parts import extract_date_parts
-from askchain.pipeline.grounding import drop_unasked_constants, ungrounded_literals, unused_question_constants
-from askchain.pipeline.limits import drop_unasked_limit
 from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
-from askchain.pipeline.qualifiers import known_qualifiers
-from askchain.pipeline.ranking import show_ranking_measure
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
 from askchain.pipeline.run import Run
 from askchain.pipeline.select import Selection, group_by_result, result_signature, select_best
-from askchain.pipeline.shares import shares_among_all_rows
-from askchain.pipeline.shorthands import expand_shorthands, write_short
+from askchain.rules.repairs.shorthands import ExpandShorthands, write_short
 from askchain.pipeline.trace import Trace
-from askchain.pipeline.validate import Findings, validate_sql
-from askchain.pipeline.windows import conform_windows, time_columns
-from askchain.pipeline.words import pad_addresses_in_words
+from askchain.pipeline.validate import asked, validate_for_question
 from askchain.retrieval.schema import estimate_tokens, link_schema
+from askchain.rules.analysis import Analysis
+from askchain.rules.base import Findings, Rule, repair_all
+from askchain.rules.registry import repairs, rules_for
 from askchain.semantic import Layer, Reading, Shorthand
 
 StageOutput = tuple[dict[str, Any], dict[str, Any]]
@@ -293,96 +286,43 @@ def sample(name: str, state: State, run: Run, count: int | None = None, skip: in
     return made
 
 
-def repaired_layer(run: Run) -> Layer | None:
-    """The domain layer whose rules rewrite samples: none for the methods that measure the model alone (no
-    validation), which keep what it wrote and are shown the schema's own notes."""
-    return domain_layer(run) if run.settings.pipeline.validation else None
+def domain_rules(run: Run) -> list[Rule]:
+    """The core rules and those of the database's domain, in order (askchain.rules)."""
+    return rules_for(domain_of(run.schema.name))
 
 
 def shorthands(run: Run) -> tuple[Shorthand, ...]:
-    """The conditions the model may write as one call: prompts show them, and samples have them expanded."""
-    layer = repaired_layer(run)
-    return layer.shorthands if layer else ()
+    """The conditions the model may write as one call: prompts show them, and samples have them expanded; none for
+    the methods that measure the model alone (no validation), which keep what it wrote and see the schema's notes."""
+    if not run.settings.pipeline.validation:
+        return ()
+    return next((rule.shorthands for rule in domain_rules(run) if isinstance(rule, ExpandShorthands)), ())
 
 
 def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
-    """Each candidate repaired before validation: a qualifier naming no table of its query written as the one table
-    there that has the column, date parts taken with functions the dialect lacks written as its EXTRACT, a share's own
-    condition taken out of WHERE (it made the share 1), a LIMIT the question never asked for dropped, and by the
-    domain layer's rules: shorthands expanded, column aliases renamed to the tables' own columns, addresses compared
-    with 32-byte words padded, a ranked answer's measure shown, conditions on a known constant the question does not
-    call for dropped, a figure compared with an amount written as the question's amount, a time window written as the
-    question's convention. Candidates are unchanged without validation (the methods that measure the model alone)."""
+    """Each candidate repaired before validation by the repairs of askchain.rules, the core's and the domain's in
+    their order; unchanged without validation (the methods that measure the model alone)."""
     if not run.settings.pipeline.validation:
         return lambda candidate: candidate
-    layer = domain_layer(run) or Layer([])
-    question = asked(state["question"], run.hint)
-    rules: list[Callable[[str], tuple[str, list[str]]]] = [lambda sql: known_qualifiers(sql, run.schema),
-                                                           lambda sql: extract_date_parts(sql, run.dialect),
-                                                           lambda sql: shares_among_all_rows(sql, run.dialect),
-                                                           lambda sql: drop_unasked_limit(sql, run.dialect, question)]
-    if layer.shorthands:
-        rules.append(lambda sql: expand_shorthands(sql, run.dialect, layer.shorthands))
-    if layer.column_aliases:
-        rules.append(lambda sql: own_column_names(sql, run.schema, layer.column_aliases))
-    if layer.word_columns:
-        rules.append(lambda sql: pad_addresses_in_words(sql, run.dialect, layer.word_columns))
-    if layer.show_ranking_measure:
-        in_base_units = [column for unit in layer.units for column in unit.columns]
-        rules.append(lambda sql: show_ranking_measure(sql, run.dialect, in_base_units))
-    readings = state.get("definitions")
-    if layer.grounded_literals and readings is not None:  # as in validation: entities looked up, or none grounds
-        rules.append(lambda sql: drop_unasked_constants(sql, run.dialect, layer.grounded_literals, question, readings))
-    validate = validator(run, state)
-    if layer.units:
-        units = layer.units_by_column
-        rules.append(lambda sql: amounts_as_given(sql, run.schema, units, question, lambda text: validate(text).errors))
-    if readings and any(reading.entry.condition for reading in readings):  # last: validation judges the rest
-        times = time_columns(run.schema)
-        rules.append(lambda sql: conform_windows(sql, run.dialect, times, readings, lambda text: validate(text).errors))
+    rules, validate = repairs(domain_rules(run)), validator(run, state)
+    analysis = Analysis("", run.schema, run.dialect, state["question"], asked(state["question"], run.hint),
+                        state.get("definitions"), errors_of=lambda text: validate(text).errors)
 
     def repair(candidate: Candidate) -> Candidate:
-        sql, notes = candidate.sql, []
-        for rule in rules:
-            try:
-                sql, found = rule(sql)
-            except Exception as exc:  # noqa: BLE001 - a bug in one repair leaves the query as it is, for validation
-                log.warning("a repair failed on a candidate and was skipped: %s", describe(exc))
-                found = []
-            notes += found
+        sql, notes = repair_all(analysis.of(candidate.sql), rules)
         return replace(candidate, sql=sql, repairs=tuple(notes)) if notes else candidate
 
     return repair
 
 
 def validator(run: Run, state: State) -> Callable[[str], Findings]:
-    """Static checks before execution, with the domain's (`validate_for_question`); none for the methods that
-    measure the model alone."""
+    """Static checks before execution, the core's and the domain's (`validate_for_question`); none for the methods
+    that measure the model alone."""
     if not run.settings.pipeline.validation:
         return lambda sql: Findings()
-    layer = domain_layer(run)
-    return lambda sql: validate_for_question(sql, run.schema, state["question"], layer, state.get("definitions"),
+    rules = domain_rules(run)
+    return lambda sql: validate_for_question(sql, run.schema, state["question"], rules, state.get("definitions"),
                                              hint=run.hint)
-
-
-def asked(question: str, hint: str) -> str:
-    """What a run is asked: the question, and a hint's words (a planned step's earlier rows ask too)."""
-    return " ".join(filter(None, [question, hint]))
-
-
-def validate_for_question(sql: str, schema: Schema, question: str, layer: Layer | None,
-                          readings: Sequence[Reading] | None, hint: str = "") -> Findings:
-    """`sql`'s findings as the answer to `question` (with its `hint`): the static checks, the checks of the domain
-    entries it calls for, raw base units it does not ask for, constants it does not call for (only where its entries
-    were looked up, `readings` not None: without them every entity's address would look copied) and constants the
-    question itself writes that it never uses (not the hint's: a planned step's earlier rows list many, it uses one)."""
-    text = asked(question, hint)
-    findings = validate_sql(sql, schema, units=layer.units_by_column if layer else None, question=text)
-    findings.errors += [message for reading in readings or [] for message in reading.findings(sql)]
-    if layer and layer.grounded_literals and readings is not None:
-        findings.errors += ungrounded_literals(sql, schema.dialect, layer.grounded_literals, text, readings)
-        findings.errors += unused_question_constants(sql, layer.grounded_literals, question)
-    return findings
 
 
 def lead(state: State, run: Run, validate: Callable[[str], Findings]) -> tuple[list[Candidate], list[Execution]]:

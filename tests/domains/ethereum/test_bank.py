@@ -22,7 +22,8 @@ from askchain.domain import get_domain
 from askchain.domains.ethereum.dataset import build_dataset
 from askchain.domains.ethereum.engine import EthereumEngine
 from askchain.domains.ethereum.tables import DATASET, tables
-from askchain.pipeline.stages import validate_for_question
+from askchain.pipeline.validate import validate_for_question
+from askchain.rules.registry import rules_for
 
 BUILD = dict(days=90, scale=0.003, seed=4, end=date(2026, 11, 19))
 NOW = "2026-11-18 12:00:00"  # a Wednesday: "this week so far" spans three days, "this month so far" eighteen
@@ -109,10 +110,11 @@ def test_every_gold_keeps_the_domain_checks_its_question_calls_for(engine):
     checks, the units (no gold shows an amount in wei unless its question asks for wei) and the grounded constants
     (each address or hash a gold filters on is one its question calls for)."""
     layer = get_domain("ethereum").semantic_layer()
+    rules = rules_for(get_domain("ethereum"))
     schema = engine.schema()
     flagged = {}
     for pair in PAIRS + MULTISTEP:
-        findings = validate_for_question(pair["gold_sql"], schema, pair["question"], layer,
+        findings = validate_for_question(pair["gold_sql"], schema, pair["question"], rules,
                                          layer.match(pair["question"])).errors
         if findings:
             flagged[pair["id"]] = findings

@@ -63,6 +63,12 @@ class EthereumDomain(Domain):
 
         return semantic_layer()
 
+    @cache
+    def rules(self):
+        from askchain.domains.ethereum.rules import layer_rules
+
+        return tuple(layer_rules(self.semantic_layer()))
+
     def cli(self):
         from askchain.domains.ethereum.cli import app
 

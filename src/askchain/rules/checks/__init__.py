@@ -1,0 +1,1 @@
+"""The core checks, one module each."""

@@ -1,0 +1,1 @@
+"""The core repairs, one module each."""

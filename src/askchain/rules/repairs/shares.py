@@ -1,0 +1,72 @@
+"""A share counted among rows that WHERE already narrowed to the ones it counts has that condition taken out of WHERE.
+
+"What share of token transfers were NFT transfers?" is `COUNTIF(c.is_erc721) / COUNT(*)` over all transfers. A 1.5B
+model often writes the share's own condition into WHERE as well (`... AND c.is_erc721 = TRUE`): every row left is one
+the numerator counts, and the query answers 1 whatever the data. Validation finds it (`shares_of_the_filter`), and a
+revision asked to take the condition out of WHERE often rewrites the rest of the query instead. A share's condition
+says what it counts, never which rows it counts among, so the edit is askchain's: the WHERE conditions the share
+restates are dropped where they are written, and the share is taken among the rows the rest of WHERE keeps. A
+condition kept by the WHERE of a CTE the share reads stays, for revision: other parts of the query may read it."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import SqlglotError
+
+from askchain.db.dialects import parse_one
+from askchain.generation.sql_text import apply_edits, condition_span
+from askchain.rules.analysis import Analysis
+from askchain.rules.base import Repair, Repaired
+from askchain.rules.filtered_shares import shares_of_the_filter
+from askchain.rules.sql import condition_key, conjuncts
+
+
+def shares_among_all_rows(sql: str, dialect: str) -> tuple[str, list[str]]:
+    """`sql` without the WHERE conditions the first share of the filter in it restates, each with the AND that joined
+    it, and what was dropped; `sql` unchanged (and no notes) when there is no such share, one of the conditions
+    comes from another WHERE than the share's own, or one is not found as written."""
+    try:
+        tree = parse_one(sql, dialect)
+    except SqlglotError:
+        return sql, []
+    selects = list(tree.find_all(exp.Select))
+    for found in shares_of_the_filter(tree, dialect):
+        if any(where != "WHERE" for _, where in found.restated):
+            continue
+        at = next(i for i, select in enumerate(selects) if select is found.select)
+        dropped = _drop_each(sql, dialect, at, [condition_key(c, dialect) for c, _ in found.restated])
+        if dropped:
+            return dropped
+    return sql, []
+
+
+def _drop_each(sql: str, dialect: str, at: int, keys: list[str]) -> tuple[str, list[str]] | None:
+    """`sql` with the conditions of these keys dropped from the WHERE of its `at`-th SELECT, one at a time (two
+    neighbours dropped at once would share their AND), and the notes; None unless each is found as written."""
+    notes = []
+    for key in keys:
+        where = list(parse_one(sql, dialect).find_all(exp.Select))[at].args["where"]
+        condition = next((c for c in conjuncts(where.this) if condition_key(c, dialect) == key), None)
+        if condition is None:
+            return None
+        while isinstance(condition.parent, exp.Paren):  # as written, in its parentheses
+            condition = condition.parent
+        anchor = next((node.meta["start"] for node in condition.find_all(exp.Identifier) if "start" in node.meta), -1)
+        span = condition_span(Dialect.get_or_raise(dialect).tokenize(sql), condition, anchor, dialect)
+        if span is None:
+            return None
+        sql, note = apply_edits(sql, [(*span, "", f"dropped WHERE's {condition.sql(dialect)}: the share counts those "
+                                                  "rows among all of them, so WHERE cannot keep only them")])
+        notes += note
+    return sql, notes
+
+
+class SharesAmongAllRows(Repair):
+    """A share's own condition taken out of WHERE, where it made the share 1."""
+
+    id = "shares_among_all_rows"
+    order = 30
+
+    def repair(self, analysis: Analysis) -> Repaired:
+        return shares_among_all_rows(analysis.sql, analysis.dialect)
