@@ -46,10 +46,10 @@ NOT_CONCEPTS = frozenset(
 )
 #: Superlatives are orders, not data ("the richest addresses"); these nouns only look like one.
 _EST_NOUNS = frozenset("interest request contest harvest forest protest manifest digest".split())
-#: The names a failed query asked for that do not exist, in the words of askchain's validation and of the engines.
+#: The rules whose findings name what a query asked for that does not exist (askchain.rules.checks).
+UNKNOWN_NAME_RULES = frozenset({"tables", "columns"})
+#: The names a failed query asked for that do not exist, in the words of the engines.
 UNKNOWN_NAMES = tuple(re.compile(p, re.IGNORECASE) for p in (
-    r"Column '([^']+)' does not exist",  # askchain.pipeline.validate
-    r"table (\S+) does not exist",  # askchain.pipeline.validate
     r"no such (?:column|table): (\S+)",  # SQLite
     r'Referenced column "([^"]+)" not found',  # DuckDB
     r"Table with name (\S+) does not exist",  # DuckDB
@@ -191,10 +191,10 @@ def failed_on_missing(executions: list[Execution], covered: Coverage) -> list[st
     for ex in executions:
         if ex.status not in ("invalid", "error"):
             continue
-        for text in [*ex.findings.errors, ex.error or ""]:
-            for pattern in UNKNOWN_NAMES:
-                for match in pattern.finditer(text):
-                    name = match.group(1).strip("`\"'").rsplit(".", 1)[-1]
-                    if words_of(name) & wanted:
-                        names.setdefault(name, None)
+        asked = [name for f in ex.findings.found if f.error and f.rule in UNKNOWN_NAME_RULES for name in f.names]
+        asked += [match.group(1) for pattern in UNKNOWN_NAMES for match in pattern.finditer(ex.error or "")]
+        for written in asked:
+            name = written.strip("`\"'").rsplit(".", 1)[-1]
+            if words_of(name) & wanted:
+                names.setdefault(name, None)
     return list(names)
