@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sqlite3
+import subprocess
+import time
 from contextlib import closing
 from pathlib import Path
 
@@ -134,6 +137,33 @@ def etl_samples() -> Path:
 def anvil_path() -> Path:
     """The anvil binary; a test using it (directly or through another fixture) is marked `anvil`."""
     return anvil_binary()
+
+
+@pytest.fixture(scope="session")
+def start_anvil(anvil_path):
+    """A function genesis -> (process, URL): anvil on a free loopback port, its first block at `genesis` (a UTC
+    datetime); the caller stops it, the session's end stops any still running."""
+    started: list[subprocess.Popen] = []
+
+    def start(genesis) -> tuple[subprocess.Popen, str]:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        started.append(subprocess.Popen([str(anvil_path), "--port", str(port), "--silent", "--timestamp",
+                                         str(int(genesis.timestamp()))], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL))
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return started[-1], f"http://127.0.0.1:{port}"
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("anvil did not start")
+
+    yield start
+    for node in started:
+        node.kill()
+        node.wait()
 
 
 def pytest_itemcollected(item):

@@ -86,7 +86,7 @@ def ask(
         answer=abstention.text if abstention else answered.get("answer"),
         chart=answered.get("chart"),
         readings=read_as(final),
-        freshness=engine.freshness(),
+        freshness=engine.freshness([sql, *(step["sql"] for step in final.get("steps", []))]),
         confidence=judged.get("level"),
         confidence_reasons=judged.get("reasons") or ([abstention.why] if abstention else []),
         alternatives=judged.get("alternatives", []),

@@ -188,9 +188,10 @@ class Engine(ABC):
     def close(self) -> None:  # noqa: B027 - optional for engines holding connections
         pass
 
-    def freshness(self) -> str | None:
+    def freshness(self, sqls: Iterable[str | None] = ()) -> str | None:
         """How current the data is, said beside every answer where the data has a time line ("data through block
-        N, <UTC time>"); None where it has none."""
+        N, <UTC time>"), with a line more where the answer's `sqls` read a table the data holds only in part; None
+        where it has no time line."""
         return None
 
     @property

@@ -25,7 +25,8 @@ class AskResult(BaseModel):
     chart: dict[str, Any] | None = None
     #: How the question was read: the conventions applied ("last 7 days = the 7 full UTC days before today").
     readings: list[str] = Field(default_factory=list)
-    #: How current the data is ("data through block N, 2026-11-27 23:51 UTC"), where the database says (Engine.freshness).
+    #: How current the data is ("data through block N, 2026-11-27 23:51 UTC"), where the database says
+    #: (Engine.freshness); a second line where the answer read a table the data holds only in part (a sync's balances).
     freshness: str | None = None
     #: Every SQL the method executed, with its outcome (for evaluation: was some candidate right?).
     candidates: list[dict[str, Any]] = Field(default_factory=list)

@@ -74,10 +74,12 @@ def sync(
     chain_id: Optional[int] = typer.Option(None, "--chain-id", help="Refuse a node serving another chain (1: mainnet)."),
     rate_limit: Optional[int] = typer.Option(None, "--rate-limit", help="JSON-RPC calls per second at most (default: eth_sync.max_calls_per_second; 0: none)."),
     traces: Optional[str] = typer.Option(None, "--traces", help="auto, trace_block, debug_traceBlockByNumber or none (default: eth_sync.traces)."),
+    balances: Optional[bool] = typer.Option(None, "--balances/--no-balances", help="Fetch eth_getBalance for every address the synced blocks touched: one call each, hours of a mainnet day on a rate-limited provider (default: eth_sync.balances, off)."),
     stats: bool = typer.Option(False, "--stats", help="Print the throughput: blocks/s, transactions/s, RPC calls per block."),
 ):
-    """Sync blocks, transactions, receipts, logs, token transfers, traces, contracts, tokens and balances from an
-    Ethereum JSON-RPC node into the local crypto_ethereum copy; a second run continues where the first stopped."""
+    """Sync blocks, transactions, receipts, logs, token transfers, traces, contracts, tokens (and with --balances,
+    balances) from an Ethereum JSON-RPC node into the local crypto_ethereum copy; a second run continues where the
+    first stopped."""
     from askchain.config import get_settings
     from askchain.domains.ethereum.sync.run import SyncRequest, sync as run_sync
 
@@ -88,7 +90,7 @@ def sync(
     if min(v for v in (from_block, to_block, rate_limit, 0) if v is not None) < 0:
         raise DatasetError("block numbers and --rate-limit cannot be negative")
     path = _out(out)
-    request = SyncRequest(rpc, path, last_days, from_block, to_block, chain_id, rate_limit, traces)
+    request = SyncRequest(rpc, path, last_days, from_block, to_block, chain_id, rate_limit, traces, balances)
     report = run_sync(request, get_settings().eth_sync)
     for note in report.notes:
         typer.echo(f"note: {note}", err=True)
@@ -115,7 +117,7 @@ def _freshness_line(path: Path) -> str:
 
     with duckdb.connect(str(path), read_only=True) as con:
         fresh = read_freshness(con, path)
-    return fresh.text(utc_today()) if fresh else "no blocks"
+    return fresh.text(utc_today(), balances=True) if fresh else "no blocks"
 
 
 @app.command()
@@ -144,7 +146,7 @@ def status(
     typer.echo(str(path))
     if fresh:
         typer.echo(f"blocks {fresh.first_block:,} to {fresh.last_block:,}; newest block at {fresh.last_time:%Y-%m-%d %H:%M:%S} UTC")
-        typer.echo(fresh.text(utc_today()))
+        typer.echo(fresh.text(utc_today(), balances=True))
     for name, n in counts.items():
         typer.echo(f"  {name:<16} {n:>14,}")
     if meta:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Callable
+from typing import Callable, Iterable
 
-from sqlglot import exp
+from sqlglot import exp, parse_one
+from sqlglot.errors import SqlglotError
 
 from askchain.db.duckdb import DuckDBEngine
 from askchain.db.schema import Schema
@@ -60,6 +61,19 @@ def _as_of(day: date) -> Callable[[exp.Expression], exp.Expression]:
     return fix
 
 
+def _reads_table(name: str, sqls: Iterable[str | None], dialect: str) -> bool:
+    """Whether one of `sqls` reads table `name`, short or qualified (a CTE of that name is not it)."""
+    for sql in filter(None, sqls):
+        try:
+            tree = parse_one(sql, dialect)
+        except SqlglotError:  # an answer's failed SQL read nothing
+            continue
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        if name not in ctes and any(table.name.lower() == name for table in tree.find_all(exp.Table)):
+            return True
+    return False
+
+
 #: GoogleSQL constructs sqlglot transpiles with different results on DuckDB, each fixed on the parsed tree.
 GOOGLESQL_FIXES: tuple[Callable[[exp.Expression], exp.Expression], ...] = (_numeric, _extract, _utc_now)
 
@@ -77,8 +91,11 @@ class EthereumEngine(DuckDBEngine):
         super().__post_init__()
         self._freshness = read_freshness(self._cursor(), self.path)
 
-    def freshness(self) -> str | None:
-        return self._freshness.text(utc_today()) if self._freshness else None
+    def freshness(self, sqls: Iterable[str | None] = ()) -> str | None:
+        """The data's freshness line, and where `sqls` read the balances table, what a sync's balances cover."""
+        if not self._freshness:
+            return None
+        return self._freshness.text(utc_today(), balances=_reads_table("balances", sqls, self.query_dialect))
 
     def _introspect(self) -> Schema:
         """DuckDB's view, with BigQuery's types and descriptions so prompts show GoogleSQL types, named by the domain

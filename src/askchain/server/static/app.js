@@ -289,7 +289,7 @@ class TurnView {
 
   showDone(event) {
     const parts = [
-      event.freshness || null,
+      ...(event.freshness ? event.freshness.split("\n") : []),  // the data's freshness, and what it holds only in part
       `${event.seconds.toFixed(2)} s`,
       `${event.tokens.toLocaleString()} tokens`,
       event.bytes_processed != null ? `${event.bytes_processed.toLocaleString()} bytes scanned` : null,

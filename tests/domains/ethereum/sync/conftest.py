@@ -5,10 +5,7 @@ purpose. `chain.expected` holds what was done, for the synced tables to match.""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import threading
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, time as day_start, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,12 +16,6 @@ import pytest
 
 HERE = Path(__file__).parent
 CONTRACTS = json.loads((HERE / "fixtures" / "contracts.json").read_text())["contracts"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -57,28 +48,13 @@ class Chain:
         return self.w3.eth.wait_for_transaction_receipt(sent)
 
 
-def start_anvil(binary: Path, genesis: datetime) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    node = subprocess.Popen([str(binary), "--port", str(port), "--silent", "--timestamp", str(int(genesis.timestamp()))],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return node, url
-        except OSError:
-            time.sleep(0.05)
-    node.kill()
-    raise RuntimeError("anvil did not start")
-
-
 @pytest.fixture(scope="module")
-def anvil_node(anvil_path):
+def anvil_node(start_anvil):
     """A fresh anvil whose genesis is 00:00 UTC five days ago; stopped after the module."""
     web3 = pytest.importorskip("web3")
     today = datetime.now(timezone.utc).date()
     genesis = datetime.combine(today - timedelta(days=5), day_start(), timezone.utc)
-    node, url = start_anvil(anvil_path, genesis)
+    node, url = start_anvil(genesis)
     w3 = web3.Web3(web3.HTTPProvider(url))
     yield Chain(url, w3, w3.eth.accounts, [today - timedelta(days=n) for n in (4, 3, 2)])
     node.kill()
@@ -163,3 +139,28 @@ def proxy(chain):
     yield make
     for p in made:
         p.close()
+
+
+def answer_without(upstream: str, prefixes: tuple[str, ...]) -> Callable[[list | dict], tuple[int, object] | None]:
+    """A Proxy rule for a node that lacks some methods: a call whose method starts with one of `prefixes` is answered
+    -32601 Method not found, as geth answers an unknown method; the other calls of its batch go to `upstream`."""
+    import requests
+
+    def rule(body):
+        calls = body if isinstance(body, list) else [body]
+        missing = [c for c in calls if c["method"].startswith(prefixes)]
+        if not missing:
+            return None
+        passed = [c for c in calls if not c["method"].startswith(prefixes)]
+        answers = {a["id"]: a for a in (requests.post(upstream, json=passed, timeout=30).json() if passed else [])}
+        answers |= {c["id"]: {"jsonrpc": "2.0", "id": c["id"], "error": {"code": -32601, "message": "Method not found"}}
+                    for c in missing}
+        ordered = [answers[c["id"]] for c in calls]
+        return 200, ordered if isinstance(body, list) else ordered[0]
+    return rule
+
+
+@pytest.fixture
+def node_without(chain, proxy):
+    """node_without(*prefixes): a Proxy in front of the scenario's node that has no method starting with them."""
+    return lambda *prefixes: proxy(answer_without(chain.url, prefixes))

@@ -68,11 +68,11 @@ def test_a_second_run_writes_only_the_new_blocks(node, tmp_path):
 def test_a_reorganization_is_repaired_by_the_next_sync(node, tmp_path):
     out = tmp_path / "reorg.duckdb"
     transfers(node, 3)
-    run_sync(node.url, out)
+    run_sync(node.url, out, balances=True)
     before = query(out, "SELECT count(*) FROM transactions")[0][0]
     replaced = node.w3.eth.block_number - 1
     node.w3.provider.make_request("anvil_reorg", [2, []])  # the last two blocks replaced by empty ones
-    report = run_sync(node.url, out)
+    report = run_sync(node.url, out, balances=True)
     assert report.reorgs == 1 and any(f"blocks {replaced} to" in note for note in report.notes)
     assert_matches_node(node, out)
     assert query(out, "SELECT count(*) FROM transactions")[0][0] == before - 2

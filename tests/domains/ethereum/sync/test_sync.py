@@ -65,11 +65,43 @@ def test_every_table_matches_what_was_done_on_the_chain(chain, synced):
         (e["transactions"], e["failed"], e["contracts"])]
 
 
-def test_balances_are_the_nodes_at_the_newest_block(chain, synced):
+def test_balances_are_fetched_only_on_request_at_the_newest_block(chain, synced, tmp_path):
     path, _ = synced
-    stored = dict(query(path, "SELECT address, eth_balance FROM balances"))
+    assert query(path, "SELECT count(*) FROM balances") == [(0,)]  # the default: not fetched
+    fetched = tmp_path / "balances.duckdb"
+    run_sync(chain.url, fetched, balances=True)
+    stored = dict(query(fetched, "SELECT address, eth_balance FROM balances"))
     for account in chain.accounts[:5]:
         assert stored[account.lower()] == chain.w3.eth.get_balance(account)
+
+
+BALANCES_SQL = "SELECT COUNT(*) FROM `bigquery-public-data.crypto_ethereum.balances` WHERE eth_balance > 0"
+
+
+def freshness_of(path, *sqls: str) -> str:
+    from askchain.domains.ethereum.engine import EthereumEngine
+
+    engine = EthereumEngine(str(path), get_settings().db)
+    try:
+        return engine.freshness(sqls)
+    finally:
+        engine.close()
+
+
+def test_an_answer_reading_balances_says_what_the_sync_fetched(chain, synced, tmp_path):
+    """Beside the freshness line, a line on the balances, only where the answer's SQL reads them: none fetched, or
+    fetched at a block before the data's newest."""
+    path, _ = synced
+    assert "balances" not in freshness_of(path, "SELECT COUNT(*) FROM transactions")
+    assert "balances" not in freshness_of(path, "WITH balances AS (SELECT 1 AS n) SELECT n FROM balances")
+    line, note = freshness_of(path, "SELECT 1", BALANCES_SQL).splitlines()
+    assert line.startswith("data through block 14, ") and note.startswith("balances were not fetched by this sync")
+    partial = tmp_path / "partial.duckdb"
+    run_sync(chain.url, partial, to_block=10, balances=True)
+    run_sync(chain.url, partial)
+    note = freshness_of(partial, BALANCES_SQL).splitlines()[1]
+    assert note.startswith("balances are the node's at block 10, for only the addresses the synced blocks touched")
+    assert note.endswith("blocks after 10 were synced without balances")
 
 
 def test_the_columns_and_types_are_the_simulated_datasets(synced, tmp_path):
@@ -107,7 +139,7 @@ import sys
 import askchain.llm.registry
 from askchain.llm.fake import ScriptedModel
 
-sql = "```sql\\nSELECT COUNT(*) AS failed FROM transactions WHERE receipt_status = 0\\n```"
+sql = "```sql\\n" + sys.argv.pop(1) + "\\n```"
 script = {"direct": sql, "semantic": "{}", "summarize": "One transaction failed."}
 askchain.llm.registry.get_model = lambda name=None, settings=None: ScriptedModel(script)
 sys.argv = ["askchain", "ask", *sys.argv[1:]]
@@ -116,16 +148,22 @@ main()
 """
 
 
-def test_a_question_is_answered_over_the_synced_data_with_its_freshness(synced):
+@pytest.mark.parametrize("question, sql, rows, lines", [
+    ("How many transactions failed?", "SELECT COUNT(*) AS failed FROM transactions WHERE receipt_status = 0", [[1]], 1),
+    ("How many addresses hold ether?", BALANCES_SQL, [[0]], 2),
+])
+def test_a_question_is_answered_over_the_synced_data_with_its_freshness(synced, question, sql, rows, lines):
     path, _ = synced
     env = {**os.environ, "ASKCHAIN_PIPELINE__EXAMPLES_K": "0", "ASKCHAIN_PIPELINE__VALUE_RETRIEVAL": "false",
            "ASKCHAIN_LLM__CACHE": "false"}
-    out = subprocess.run([sys.executable, "-c", SCRIPTED_ASK, "--db", str(path), "How many transactions failed?",
+    out = subprocess.run([sys.executable, "-c", SCRIPTED_ASK, sql, "--db", str(path), question,
                           "--method", "baseline", "--json"], capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     answer = json.loads(out.stdout)
-    assert answer["rows"] == [[1]]
-    assert answer["freshness"].startswith("data through block 14, ")
+    assert answer["rows"] == rows
+    freshness = answer["freshness"].splitlines()
+    assert len(freshness) == lines and freshness[0].startswith("data through block 14, ")
+    assert lines == 1 or freshness[1].startswith("balances were not fetched by this sync")
 
 
 def test_status_shows_the_range_the_newest_time_and_counts(chain, synced):
@@ -136,13 +174,22 @@ def test_status_shows_the_range_the_newest_time_and_counts(chain, synced):
     assert f"newest block at {chain.days[2]} 10:00:00 UTC" in out.stdout
 
 
-def test_the_cli_prints_counts_freshness_and_stats(chain, tmp_path):
-    out = cli("sync", "--rpc", chain.url, "--from-block", "0", "--to-block", "5", "--out", str(tmp_path / "c.duckdb"),
-              "--stats")
+@pytest.mark.parametrize("args, env, balances", [
+    ([], {}, "balances were not fetched by this sync"),
+    (["--balances"], {}, "balances are the node's at block 5,"),
+    ([], {"ASKCHAIN_ETH_SYNC__BALANCES": "true"}, "balances are the node's at block 5,"),
+    (["--no-balances"], {"ASKCHAIN_ETH_SYNC__BALANCES": "true"}, "balances were not fetched by this sync"),
+])
+def test_the_cli_prints_counts_freshness_balances_and_stats(chain, tmp_path, args, env, balances):
+    out_file = tmp_path / "c.duckdb"
+    out = cli("sync", "--rpc", chain.url, "--from-block", "0", "--to-block", "5", "--out", str(out_file), "--stats",
+              *args, env=env)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert "blocks 0 to 5" in lines[0] and lines[2].startswith("data through block 5")
-    assert lines[3].startswith("stats: 6 blocks") and "RPC calls per block" in lines[3]
+    assert lines[3].startswith(balances)
+    assert lines[4].startswith("stats: 6 blocks") and "RPC calls per block" in lines[4]
+    assert (query(out_file, "SELECT count(*) FROM balances")[0][0] > 0) == balances.startswith("balances are")
 
 
 def one_line_refusal(out: subprocess.CompletedProcess, *words: str) -> None:
@@ -169,16 +216,8 @@ def test_bad_input_is_one_line_exit_2_and_no_file(chain, tmp_path, args, words):
     assert not out_file.exists()
 
 
-def refuse_traces(body):
-    calls = body if isinstance(body, list) else [body]
-    if any(c["method"].startswith(("trace_", "debug_")) for c in calls):
-        return 200, [{"jsonrpc": "2.0", "id": c["id"], **({"error": {"code": -32601, "message": "Method not found"}}
-                     if c["method"].startswith(("trace_", "debug_")) else {"result": None})} for c in calls]
-    return None
-
-
-def test_a_node_without_traces_is_a_stated_fallback(proxy, tmp_path, chain):
-    front = proxy(refuse_traces)
+def test_a_node_without_traces_is_a_stated_fallback(node_without, tmp_path, chain):
+    front = node_without("trace_", "debug_")
     out_file = tmp_path / "notrace.duckdb"
     out = cli("sync", "--rpc", front.url, "--from-block", "0", "--out", str(out_file))
     assert out.returncode == 0, out.stderr
@@ -220,3 +259,17 @@ def test_the_call_tracer_gives_the_traces_trace_block_gives(chain, synced, tmp_p
     same = ("SELECT transaction_hash, from_address, to_address, value, trace_type, call_type, trace_address, status, "
             "trace_id FROM traces ORDER BY ALL")
     assert query(out, same) == query(path, same)
+
+
+def test_a_node_without_block_receipts_is_read_a_receipt_a_transaction(node_without, synced, tmp_path):
+    """Without eth_getBlockReceipts, one eth_getTransactionReceipt a transaction gives the very same tables."""
+    from askchain.domains.ethereum.tables import tables
+
+    path, normal = synced
+    out = tmp_path / "receipts.duckdb"
+    report = run_sync(node_without("eth_getBlockReceipts").url, out)
+    assert query(out, "SELECT value FROM askchain_sync.meta WHERE key = 'receipts'") == [("eth_getTransactionReceipt",)]
+    assert report.calls == normal.calls - normal.blocks + normal.transactions  # a call a transaction, not a block
+    for table in tables():
+        every_row = f"SELECT * FROM {table} ORDER BY ALL"
+        assert query(out, every_row) == query(path, every_row), table

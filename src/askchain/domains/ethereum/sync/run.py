@@ -35,6 +35,7 @@ class SyncRequest:
     chain_id: int | None = None
     rate_limit: int | None = None
     traces: str | None = None  # None: eth_sync.traces
+    balances: bool | None = None  # None: eth_sync.balances
     progress: bool = True
 
 
@@ -55,6 +56,8 @@ class SyncReport:
 
 def sync(request: SyncRequest, settings: EthSyncSettings) -> SyncReport:
     """Run one sync; returns what it wrote. A refusal raises DatasetError before the file changes."""
+    if request.balances is not None:
+        settings = settings.model_copy(update={"balances": request.balances})
     client = RpcClient(request.rpc, settings, request.rate_limit)
     try:
         return _sync(client, request, settings)
