@@ -177,3 +177,18 @@ def test_a_plugin_that_does_not_fit_is_a_config_error(install_plugin, entry_poin
     install_plugin(entry_point)
     with pytest.raises(ConfigError, match=message):
         get_domain(entry_point.split(" ")[0])
+
+
+def test_the_domain_adds_a_rule_of_its_own(toy):
+    """A rule declared in the plugin's package runs with the core's, in its order, without any edit of askchain."""
+    from askchain.pipeline.validate import validate_for_question
+    from askchain.rules.registry import rules_for
+
+    engine = get_domain("toy").default_database(get_settings())
+    rules = rules_for(get_domain("toy"))
+    assert "toy_ride_hours" in [rule.id for rule in rules]
+    findings = validate_for_question("SELECT AVG(minutes / 60) FROM rides", engine.schema(), "How long is a ride?",
+                                     rules, None)
+    assert [f.rule for f in findings.found] == ["toy_ride_hours"]
+    assert validate_for_question("SELECT AVG(minutes) FROM rides", engine.schema(), "How long is a ride?", rules,
+                                 None).ok

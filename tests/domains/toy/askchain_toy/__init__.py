@@ -11,9 +11,12 @@ from pathlib import Path
 
 import duckdb
 import typer
+from sqlglot import exp
 
 from askchain.db.duckdb import DuckDBEngine
 from askchain.domain import Domain
+from askchain.rules.analysis import Analysis
+from askchain.rules.base import Check
 
 HERE = Path(__file__).parent
 STATIONS = [(1, "Harbour", "Lisbon"), (2, "Castle", "Lisbon"), (3, "Market", "Porto")]
@@ -30,6 +33,20 @@ def build(path: Path) -> None:
         )
         con.executemany("INSERT INTO stations VALUES (?, ?, ?)", STATIONS)
         con.executemany("INSERT INTO rides VALUES (?, ?, ?)", RIDES)
+
+
+class RideHours(Check):
+    """Ride lengths are whole minutes: a query dividing them by 60 answers in hours, which no toy question asks for."""
+
+    id = "toy_ride_hours"
+    order = 250
+
+    def check(self, analysis: Analysis):
+        for division in analysis.written.find_all(exp.Div):
+            if division.this.find(exp.Column) is not None and division.expression.sql() == "60" and \
+                    "minutes" in division.this.sql().lower():
+                yield self.error(f"{division.sql()} is hours; toy rides are told in minutes")
+                return
 
 
 @dataclass
@@ -59,6 +76,9 @@ class ToyDomain(Domain):
         if not path.is_file():
             build(path)
         return self.engine(str(path), settings.db)
+
+    def rules(self):
+        return (RideHours(),)
 
     def cli(self):
         return app
