@@ -44,13 +44,19 @@ def sql(eth_engine):
 
 
 @pytest.fixture
-def ask_cli(eth_db):
-    """`askchain ask --json QUESTION` over the small dataset in a process of its own, response cache off: its JSON
-    answer and its stderr (the stages it printed), once it exited with 0."""
-    def ask(question: str, timeout: int = 1800) -> tuple[dict, str]:
+def ask_over():
+    """`askchain ask --json --db DB QUESTION` in a process of its own, response cache off: its JSON answer and its
+    stderr (the stages it printed), once it exited with 0."""
+    def ask(db, question: str, timeout: int = 1800) -> tuple[dict, str]:
         env = {**os.environ, "ASKCHAIN_LLM__CACHE": "false"}
-        out = subprocess.run([sys.executable, "-m", "askchain.cli", "ask", "--db", str(eth_db[0]), question, "--json"],
+        out = subprocess.run([sys.executable, "-m", "askchain.cli", "ask", "--db", str(db), question, "--json"],
                              capture_output=True, text=True, timeout=timeout, env=env)
         assert out.returncode == 0, out.stderr[-2000:]
         return json.loads(out.stdout), out.stderr
     return ask
+
+
+@pytest.fixture
+def ask_cli(eth_db, ask_over):
+    """ask_over on the small dataset: a function (question, timeout) -> (JSON answer, stderr)."""
+    return lambda question, timeout=1800: ask_over(eth_db[0], question, timeout)
