@@ -77,3 +77,13 @@ def test_eth_questions_file(tmp_path):
     path.write_text(json.dumps({"id": "x", "question": "q"}))
     with pytest.raises(DatasetError, match="lacks field"):
         load_eth(path)
+
+
+def test_only_the_example_pool_has_its_evaluated_split_held_out(tmp_path):
+    """Evaluating the bank's dev rows keeps them out of the examples; another file's dev rows are no examples, so
+    evaluating them keeps the pool whole, as evaluating test rows does."""
+    path = tmp_path / "multistep_dev.jsonl"
+    path.write_text(json.dumps({"id": "m-1", "question": "q", "gold_sql": "SELECT 1", "split": "dev"}) + "\n")
+    assert load_eth(path, "dev").examples_held_out == ()
+    assert load_eth(split="dev").examples_held_out == ("dev",)
+    assert load_eth(split="test").examples_held_out == ()

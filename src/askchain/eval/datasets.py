@@ -186,7 +186,9 @@ def load_domain_questions(domain_name: str, path: Path | None = None, split: str
 
     A file whose rows carry `split` (a question bank: `test` rows are held-out template families, `pool` rows the
     examples retrieval may show, `dev` rows examples too except while they are evaluated) is evaluated on the rows
-    of `split` (`all`: every row); a file without splits is evaluated whole."""
+    of `split` (`all`: every row); a file without splits is evaluated whole. Only a file of the domain's example pool
+    has its evaluated split held out of the examples: another file's questions (the multi-step sets) are no examples,
+    so its dev rows are evaluated with the examples its test rows are."""
     domain = get_domain(domain_name)
     path = Path(path) if path else domain.eval_file
     examples = []
@@ -213,8 +215,13 @@ def load_domain_questions(domain_name: str, path: Path | None = None, split: str
         raise DatasetError(f"{path} holds no questions of split '{split}'")
     return Dataset(
         domain.command, split, str(path), examples, lambda db_id, settings: domain.default_database(settings), "spider2",
-        examples_held_out=() if split in _NOT_HELD_OUT else (split,),
+        examples_held_out=() if split in _NOT_HELD_OUT or not _in_pool(domain, path) else (split,),
     )
+
+
+def _in_pool(domain, path: Path) -> bool:
+    """Whether `path` is one of the files the domain's example pool is read from."""
+    return path.resolve() in {Path(f).resolve() for f in domain.example_files}
 
 
 def load_eth(path: Path | None = None, split: str = EVALUATED_SPLIT) -> Dataset:
