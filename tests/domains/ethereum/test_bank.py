@@ -29,9 +29,11 @@ BUILD = dict(days=90, scale=0.003, seed=4, end=date(2026, 11, 19))
 NOW = "2026-11-18 12:00:00"  # a Wednesday: "this week so far" spans three days, "this month so far" eighteen
 
 PAIRS = [json.loads(line) for line in get_domain("ethereum").eval_file.read_text().splitlines() if line.strip()]
-# Multi-step questions for the planner (issue 17): their golds are checked like the bank's, nothing else about them.
-MULTISTEP_FILE = get_domain("ethereum").eval_file.with_name("multistep.jsonl")
-MULTISTEP = [json.loads(line) for line in MULTISTEP_FILE.read_text().splitlines() if line.strip()]
+# Multi-step questions for the planner (issue 17), each file one split: the held-out set and the development set.
+# Their golds are checked like the bank's; the bank's size, split and family checks do not apply to them.
+MULTISTEP_FILES = {split: get_domain("ethereum").eval_file.with_name(name)
+                   for split, name in (("test", "multistep.jsonl"), ("dev", "multistep_dev.jsonl"))}
+MULTISTEP = [json.loads(line) for path in MULTISTEP_FILES.values() for line in path.read_text().splitlines() if line.strip()]
 CATEGORIES = {"blocks", "transactions", "fees", "transfers", "tokens", "nfts", "contracts", "traces", "logs", "balances"}
 DIFFICULTIES = {"simple", "moderate", "challenging"}
 ORIGINAL_IDS = {f"eth-{n:03d}" for n in range(1, 74)}  # the first evaluation set, kept in the bank
@@ -236,6 +238,22 @@ def test_gold_answers(engine, pair):
                 assert a[:width] == b[:width], f"the order of {a[:width]} and {b[:width]} is not determined"
             if pair.get("order_matters"):
                 assert a[keys[0]] != b[keys[0]], f"order_matters, but {a[keys[0]]!r} repeats in the first sort key"
+
+
+@pytest.mark.parametrize("split", MULTISTEP_FILES)
+def test_a_multistep_file_is_one_split_and_loads_as_it(split):
+    """`askchain eval eth --questions <file> --split <split>` evaluates the whole file. Its questions are in no example
+    pool, so evaluating them holds no split of the bank out: dev figures are made with the examples test figures are."""
+    from askchain.eval.datasets import load_eth
+
+    rows = [json.loads(line) for line in MULTISTEP_FILES[split].read_text().splitlines() if line.strip()]
+    ids, families = {"test": ("eth-multi-", "multistep."), "dev": ("eth-multi-dev-", "multistep_dev.")}[split]
+    assert {r["split"] for r in rows} == {split}
+    assert all(r["id"].startswith(ids) and r["family"].startswith(families) for r in rows)
+    assert len({r["id"] for r in rows}) == len({r["family"] for r in rows}) == len(rows)  # each its own family
+    dataset = load_eth(MULTISTEP_FILES[split], split)
+    assert [e.id for e in dataset.examples] == [r["id"] for r in rows]
+    assert dataset.examples_held_out == ()
 
 
 def test_the_evaluation_set_is_the_dev_split_and_retrieval_reads_it_only_when_not_evaluated(tmp_path):
