@@ -11,12 +11,13 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from askchain.errors import SemanticQueryError, describe
 from askchain.generation.candidates import Candidate
 from askchain.generation.context import SemanticContext, SemanticExample
 from askchain.generation.semantic_fit import TIME_DIMENSIONS, fitted
+from askchain.prompt_data import escape_text
 from askchain.prompts import load_prompt
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from askchain.generation.context import GenerationContext
     from askchain.llm.base import ChatModel
     from askchain.semantic.governed import SemanticModel
+    from askchain.semantic.governed.steps import EarlierStep
 
 GENERATOR = "semantic"
 #: The reply that hands a question to the free-SQL generators.
@@ -123,11 +125,11 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
     fit = (lambda query: fitted(query, ctx.question)) if cfg.options.get("fit_to_question", True) else None
     candidates = []
     for text in completion.texts:
-        compiled, error = compile_reply(context.model, text, fit)
+        compiled, error = compile_reply(context.model, text, fit, context.earlier)
         for _ in range(int(cfg.options.get("revisions", 1)) if error else 0):
             text = model.complete(_revision(prompt, text, error), temperature=0.0, max_tokens=cfg.max_tokens,
                                   seed=seed, json_schema=schema).text
-            compiled, error = compile_reply(context.model, text, fit)
+            compiled, error = compile_reply(context.model, text, fit, context.earlier)
             if not error:
                 break
         if compiled is not None:  # the query as written is its reasoning; its reading says what it measures
@@ -136,9 +138,11 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
     return candidates
 
 
-def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] | None = None):
+def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] | None = None,
+                  steps: Mapping[int, EarlierStep] | None = None):
     """(compiled query, None), (None, the layer's reason) or (None, None) for a question that needs SQL; `fit`
-    fits the query to its question first (askchain.generation.semantic_fit)."""
+    fits the query to its question first (askchain.generation.semantic_fit); a filter may take the values of one of
+    `steps`, a multi-step question's answered steps."""
     try:
         reply = json.loads(text)
     except ValueError:
@@ -147,7 +151,7 @@ def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] |
         return None, None
     try:
         reply = normalised(fit(reply) if fit else reply)
-        return model.compile(reply), None
+        return model.compile(reply, steps), None
     except SemanticQueryError as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - the library fails in many ways on a query it cannot build; never the question
@@ -173,7 +177,17 @@ def _messages(ctx: GenerationContext, context: SemanticContext):
         catalog=catalog_text(context.model), windows=windows_text(context.model),
         examples=f"Examples:\n{examples}" if examples else "",
         matching=f"Names the question's words match:\n{matches}\n" if matches else "", question=ctx.question,
+        earlier=_earlier_steps(context),
     )
+
+
+def _earlier_steps(context: SemanticContext) -> str:
+    """The answered steps a filter may take its values from (their rows are in the question's hint, as data)."""
+    if not context.earlier:
+        return ""
+    lines = "".join(f"- {escape_text(step.line())}\n" for step in context.earlier.values())
+    return ("Earlier steps of this question. To keep only rows whose dimension is among a step's result, filter with "
+            '{"field": "<dimension>", "op": "in", "value": {"step": <number>}}:\n' + lines + "\n")
 
 
 def _revision(prompt, reply: str, error: str):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import operator
 from dataclasses import replace
-from typing import Annotated, Any, Callable, TypedDict
+from typing import Annotated, Any, Callable, Sequence, TypedDict
 
 from langgraph.config import get_stream_writer
 
@@ -122,7 +122,8 @@ def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> Stage
     for number, question in enumerate(state["plan"], 1):
         hint = "\n".join(part for part in (run.hint, earlier_results(done, cfg.plan_preview_rows) if done else "") if part)
         trace = Trace(f"step{number}", question, run.engine.name, "pipeline", run.models.model_id)
-        step_run = replace(run, question=question, hint=hint, history=(), settings=one_query, trace=trace)
+        step_run = replace(run, question=question, hint=hint, history=(), settings=one_query, trace=trace,
+                           earlier=tuple(done))
         emit({"type": "step", "step": number, "question": question, "status": "start"})
         final = answer_one(step_run, lambda event, number=number: emit({**event, "step": number}))
         abstention = final.get("abstention")
@@ -246,7 +247,16 @@ def semantic_context(question: str, run: Run) -> SemanticContext | None:
     examples = load_examples(domain.semantic_examples_file, domain.example_files)
     k = int(run.settings.pipeline.generators[run.settings.pipeline.lead_generator].options.get("examples", 4))
     model = domain.semantic_model()
-    return SemanticContext(model, nearest_examples(question, examples, k), matching_names(model, question, k=6))
+    return SemanticContext(model, nearest_examples(question, examples, k), matching_names(model, question, k=6),
+                           earlier=earlier_steps(run.earlier))
+
+
+def earlier_steps(done: Sequence[StepResult]) -> dict:
+    """A multi-step question's answered steps that found rows, by number, for a semantic filter to take values from."""
+    from askchain.semantic.governed.steps import EarlierStep
+
+    return {number: EarlierStep(number, step.question, step.sql, step.result.columns[0], len(step.result.rows))
+            for number, step in enumerate(done, 1) if step.sql and step.result and step.result.rows}
 
 
 def schema_prompt_prefix(run: Run) -> list[Message] | None:

@@ -78,3 +78,32 @@ def test_an_unconfirmed_lead_joins_the_whole_drafts_vote_with_its_weight(eth_eng
     assert direct_samples(scripted) == settings.pipeline.generators["direct"].n
     assert result.error is None and result.rows[0][0] > 0.5
     assert "semantic" in {c["generator"] for c in result.candidates}
+
+
+def test_a_plans_later_step_filters_by_the_earlier_steps_result_and_answers_with_one_composed_query(eth_engine,
+                                                                                                  settings):
+    top = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["from_address"],
+           "window": {"name": "last_n_days", "n": 7},
+           "order_by": [{"field": "transaction_count", "direction": "desc"}, {"field": "from_address",
+                                                                              "direction": "asc"}], "limit": 3}
+    theirs = {"model": "token_transfers", "measures": ["transfer_count"], "dimensions": [],
+              "window": {"name": "last_n_days", "n": 7},
+              "filters": [{"field": "from_address", "op": "in", "value": {"step": 1}}]}
+    steps = ["Which 3 addresses sent the most transactions in the last 7 days?",
+             "How many token transfers did the addresses found in step 1 make in the last 7 days?"]
+    scripted = ScriptedModel({
+        "plan": json.dumps({"steps": steps}),
+        "semantic": lambda request, i: json.dumps(theirs if request.values.get("earlier") else top),
+    })
+    planned = settings.with_overrides(pipeline={"planner": "always"})
+    result = ask("How many token transfers did the 3 busiest senders of the last 7 days make in that period?",
+                 eth_engine, model=scripted, settings=planned)
+    window = ("DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE(block_timestamp) < "
+              "CURRENT_DATE()")
+    gold = eth_engine.execute(
+        f"WITH top AS (SELECT from_address FROM transactions WHERE {window} GROUP BY from_address "
+        f"ORDER BY COUNT(*) DESC, from_address LIMIT 3) SELECT COUNT(*) FROM token_transfers "
+        f"WHERE from_address IN (SELECT from_address FROM top) AND {window}")
+    assert result.error is None and [list(r) for r in result.rows] == [list(r) for r in gold.rows]
+    assert "LIMIT 3" in result.sql and "token_transfers" in result.sql  # the whole question in one query
+    assert "direct" not in asked(scripted)

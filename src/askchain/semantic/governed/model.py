@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import ibis
 import yaml
@@ -24,6 +24,7 @@ from askchain.errors import ConfigError, SemanticQueryError, first_line
 from askchain.semantic.governed.query import LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, query_schema
 from askchain.semantic.governed.reading import Field, ModelSpec, WindowSpec, query_reading
 from askchain.semantic.governed.sql import readable_sql
+from askchain.semantic.governed.steps import EarlierStep, StepRef, compose, placeholder
 from askchain.semantic.governed.tables import build_views, schema_tables
 
 #: Top-level sections of a model file that are askchain's, not boring-semantic-layer models.
@@ -77,15 +78,16 @@ class SemanticModel:
     def _windows_of(self, spec: ModelSpec) -> list[WindowSpec]:
         return [w for w in self.windows.values() if spec.time is not None or w.filter is None]
 
-    def compile(self, query: SemanticQuery | dict) -> CompiledQuery:
+    def compile(self, query: SemanticQuery | dict, steps: Mapping[int, EarlierStep] | None = None) -> CompiledQuery:
         """GoogleSQL for the query and its reading; a query the layer rejects raises SemanticQueryError with the
-        reason in one line (for the model's revision)."""
+        reason in one line (for the model's revision). A filter may take an earlier step's values from `steps`
+        (askchain.semantic.governed.steps): that step's query is composed into this one."""
         query = _parsed(query)
         spec = self.specs.get(query.model)
         if spec is None:
             raise SemanticQueryError(f"unknown model '{query.model}'; the models are {', '.join(self.specs)}")
         window = self._window_filter(spec, query)
-        filters = [_filter_spec(spec, f) for f in query.filters]
+        filters = [_filter_spec(spec, f, steps or {}) for f in query.filters]
         try:
             expression = self.models[query.model].query(
                 dimensions=query.dimensions, measures=query.measures, filters=window + filters,
@@ -94,7 +96,8 @@ class SemanticModel:
             sql = ibis.to_sql(expression.to_untagged(), dialect="bigquery")
         except (BSLError, IbisError, ValueError, KeyError) as exc:  # the layer's word on the query, for its revision
             raise SemanticQueryError(first_line(exc)) from exc
-        return CompiledQuery(readable_sql(sql, self.sql_schema), query_reading(query, spec, self.windows, self.units))
+        return CompiledQuery(compose(readable_sql(sql, self.sql_schema), steps or {}),
+                             query_reading(query, spec, self.windows, self.units))
 
     def _window_filter(self, spec: ModelSpec, query: SemanticQuery) -> list[str]:
         """The window as a boring-semantic-layer filter over the model's event time (none for `none`)."""
@@ -122,11 +125,13 @@ def _parsed(query: SemanticQuery | dict) -> SemanticQuery:
         raise SemanticQueryError(f"malformed semantic query: {where}: {error['msg']}") from exc
 
 
-def _filter_spec(spec: ModelSpec, condition) -> dict:
+def _filter_spec(spec: ModelSpec, condition, steps: Mapping[int, EarlierStep]) -> dict:
     """A filter in boring-semantic-layer's JSON form, its field one of the model's and its value fitting the
-    operator."""
+    operator; an earlier step's values as a placeholder that `compose` replaces."""
     if condition.field not in spec.dimensions and condition.field not in spec.measures:
         raise SemanticQueryError(f"filter on '{condition.field}', which is no dimension or measure of '{spec.name}'")
+    if isinstance(condition.value, StepRef):
+        return _step_filter(condition, steps)
     if condition.op in NULL_OPERATORS:
         return {"field": condition.field, "operator": condition.op}
     if condition.op in LIST_OPERATORS:
@@ -135,6 +140,16 @@ def _filter_spec(spec: ModelSpec, condition) -> dict:
     if condition.value is None or isinstance(condition.value, list):
         raise SemanticQueryError(f"filter '{condition.field} {condition.op}' needs one value")
     return {"field": condition.field, "operator": condition.op, "value": condition.value}
+
+
+def _step_filter(condition, steps: Mapping[int, EarlierStep]) -> dict:
+    number = condition.value.step
+    if number not in steps:
+        earlier = ", ".join(map(str, steps)) or "none"
+        raise SemanticQueryError(f"filter on '{condition.field}' takes step {number}'s values; the earlier steps: {earlier}")
+    if condition.op not in LIST_OPERATORS:
+        raise SemanticQueryError(f"filter on '{condition.field}': a step's values take the operator 'in' or 'not in'")
+    return {"field": condition.field, "operator": condition.op, "values": [placeholder(number)]}
 
 
 def load_semantic_model(path: Path, schema_file: Path) -> SemanticModel:

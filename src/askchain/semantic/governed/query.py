@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from askchain.semantic.governed.steps import StepRef
+
 Operator = Literal["=", "!=", ">", ">=", "<", "<=", "in", "not in", "is null", "is not null"]
 OPERATORS: tuple[str, ...] = Operator.__args__
 #: Operators that take a list of values, and those that take none.
@@ -37,7 +39,7 @@ class Filter(BaseModel):
     model_config = ConfigDict(extra="forbid")
     field: str
     op: Operator
-    value: Scalar | list[Scalar] | None = None
+    value: Scalar | list[Scalar] | StepRef | None = None
 
 
 class Order(BaseModel):
@@ -80,6 +82,7 @@ def _window_schema(windows: dict[str, bool]) -> dict:
 VALUE_SCHEMA = {"anyOf": [
     {"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"},
     {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "number"}]}},
+    {"type": "object", "properties": {"step": {"type": "integer"}}, "required": ["step"], "additionalProperties": False},
 ]}
 
 

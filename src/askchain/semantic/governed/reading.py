@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from askchain.semantic.governed.steps import StepRef
+
 if TYPE_CHECKING:
     from askchain.semantic.governed.query import SemanticQuery
 
@@ -120,5 +122,7 @@ def _condition(condition) -> str:
     field = condition.field.replace("_", " ")
     if condition.value is None:
         return f"{field} {condition.op}"
+    if isinstance(condition.value, StepRef):
+        return f"{field} {condition.op} the result of step {condition.value.step}"
     value = ", ".join(map(str, condition.value)) if isinstance(condition.value, list) else str(condition.value)
     return f"{field} {condition.op} {value}"

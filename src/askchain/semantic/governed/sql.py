@@ -33,13 +33,14 @@ def readable_sql(sql: str, schema: dict) -> str:
     tree = tree.transform(_safe_text_cast).transform(_power_of_ten)
     _name_tables(tree)
     _drop_redundant_aliases(tree)
-    return _as_analysts_write(tree.sql(dialect=DIALECT, pretty=True))
+    return as_analysts_write(tree.sql(dialect=DIALECT, pretty=True))
 
 
-def _as_analysts_write(sql: str) -> str:
+def as_analysts_write(sql: str) -> str:
     """`CURRENT_DATE()` and `INTERVAL 7 DAY` as the bank's GoogleSQL writes them (sqlglot writes `CURRENT_DATE` and
     `INTERVAL '7' DAY`, the same in GoogleSQL): the same query reads the same to the user and to the domain's checks,
-    which read the text. Only the compiler's own output passes here, so no string literal holds these words."""
+    which read the text. Only the compiler's own output (and earlier steps' queries composed into it) passes here,
+    where no string literal holds these words."""
     sql = _QUOTED_INTERVAL.sub(r"INTERVAL \1 \2", sql)
     return _BARE_CURRENT_DATE.sub("CURRENT_DATE()", sql)
 
