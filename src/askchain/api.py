@@ -75,6 +75,7 @@ def ask(
         rows=[list(r) for r in result.rows] if result else [],
         truncated=result.truncated if result else False,
         error=error,
+        error_findings=[] if abstention else error_findings(final["selection"].chosen, error),
         usage=usage.as_dict(),
         elapsed_s=round(time.perf_counter() - started, 3),
         method=method,
@@ -93,6 +94,13 @@ def ask(
         abstained=abstention is not None,
         steps=final.get("steps", []),
     )
+
+
+def error_findings(chosen, error: str | None) -> list[dict[str, str]]:
+    """The error findings of a chosen candidate validation sent back (what AskResult.error_findings holds)."""
+    if not error or chosen is None or chosen.status != "invalid":
+        return []
+    return [{"rule": f.rule, "kind": f.kind, "message": f.message} for f in chosen.findings.found if f.error]
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from askchain.errors import DatasetError
 
@@ -31,17 +31,41 @@ ERROR_RULES: tuple[tuple[str, re.Pattern], ...] = tuple(
         ("refused", r"not allowed|only read-only|exactly one statement|empty sql"),
     )
 )
+#: The class of an error validation found, by the id of the rule that found it ("rule:kind" where the rule tells
+#: kinds apart, askchain.rules.base.Finding.kind); any other rule's finding is "runtime".
+RULE_CLASSES: dict[str, str] = {
+    "syntax": "syntax", "syntax:empty": "runtime",
+    "tables": "no-such-table-or-column", "columns": "no-such-table-or-column", "columns:ambiguous": "runtime",
+    "record_fields": "no-such-table-or-column",
+}
 #: Classes meaning the predicted SQL did not run to completion.
 EXECUTION_ERRORS = ("refused", "syntax", "no-such-table-or-column", "runtime", "timeout")
 
 
-def classify_error(error: str | None, correct: bool, pred_rows: int, gold_rows: int) -> str:
-    """The error class of one prediction (see ERROR_RULES for failed executions)."""
+def classify_error(error: str | None, correct: bool, pred_rows: int, gold_rows: int,
+                   findings: Sequence[Mapping[str, str]] = ()) -> str:
+    """The error class of one prediction. A failed execution's is read from `findings` where validation's findings
+    are its error (each {"rule", "kind", "message"}: by rule id, RULE_CLASSES), else from the engine's message
+    (ERROR_RULES); of several classes, the first of ERROR_RULES' order."""
     if error:
-        return next((name for name, rule in ERROR_RULES if rule.search(error)), "runtime")
+        classes = {finding_class(f) for f in findings} if findings else {message_class(error)}
+        return next((name for name, _ in ERROR_RULES if name in classes), "runtime")
     if correct:
         return "none"
     return "empty-result" if pred_rows == 0 and gold_rows > 0 else "wrong-result"
+
+
+def message_class(message: str) -> str:
+    """The class of an error message (an engine's, or a problem no rule found): the first matching rule's."""
+    return next((name for name, rule in ERROR_RULES if rule.search(message)), "runtime")
+
+
+def finding_class(finding: Mapping[str, str]) -> str:
+    """The class of one finding of validation: by its rule's id and kind; a finding of no rule by its message."""
+    rule, kind = finding.get("rule", ""), finding.get("kind", "")
+    if not rule:
+        return message_class(finding.get("message", ""))
+    return RULE_CLASSES.get(f"{rule}:{kind}", RULE_CLASSES.get(rule, "runtime"))
 
 
 def read_results(out_dir: Path) -> list[dict[str, Any]]:

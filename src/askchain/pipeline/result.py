@@ -14,6 +14,9 @@ class AskResult(BaseModel):
     rows: list[list[Any]] = Field(default_factory=list)
     truncated: bool = False
     error: str | None = None
+    #: Where `error` is validation's findings (no candidate passed it): each error finding's rule id, kind and
+    #: message, which error classes read (askchain.eval.results); empty where the error is the engine's.
+    error_findings: list[dict[str, str]] = Field(default_factory=list)
     usage: dict[str, Any] = Field(default_factory=dict)
     elapsed_s: float = 0.0
     method: str = "baseline"

@@ -28,6 +28,9 @@ class Finding:
     #: The names (tables, columns) the finding says the query asked for in vain, for abstention to read.
     names: tuple[str, ...] = ()
     error: bool = True
+    #: Which of its rule's problems it is, where a rule tells several apart (the columns rule: "unknown",
+    #: "unreadable", "ambiguous", "unresolved"); what error classes read beside the rule id.
+    kind: str = ""
 
 
 class Findings:

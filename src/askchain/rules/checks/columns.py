@@ -26,25 +26,27 @@ class UnknownColumns(Check):
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         qualified = analysis.qualification()
         if qualified.unresolved is not None:
-            message, name = _unresolved_column(qualified.unresolved, qualified.searched, analysis.written,
-                                               analysis.schema)
-            yield self.error(message, *filter(None, [name]))
+            message, name, kind = _unresolved_column(qualified.unresolved, qualified.searched, analysis.written,
+                                                     analysis.schema)
+            yield Finding(self.id, message, (name,) if name else (), kind=kind)
 
 
 UNRESOLVED_COLUMN = re.compile(r"Column '([^']+)' could not be resolved|Unknown column: (\S+)")
 
 
 def _unresolved_column(message: str, tree: exp.Expression, written: exp.Expression,
-                       schema: Schema) -> tuple[str, str | None]:
+                       schema: Schema) -> tuple[str, str | None, str]:
     """sqlglot's bare "could not be resolved", told the way a reviser can act on: the tables of the SELECT that
     lack the column and their closest columns (a small model often puts a column in the wrong table, e.g.
     `block_timestamp` in blocks, whose time column is `timestamp`). Only when no column there is close does it
     name the tables that have it: pointing at them makes the reviser join a table the question does not need.
     `tree` is the (qualified) tree to search, `written` the query as written, for the column's spelling. Returns the
-    message and, where it says the column does not exist, the column's name."""
+    message, where it says the column does not exist the column's name, and the finding's kind: "unknown" (no
+    table there has it), "unreadable" (the query cannot read it where it names it), "ambiguous" (two tables have
+    it), "unresolved" (sqlglot's own message)."""
     found = UNRESOLVED_COLUMN.search(message)
     if not found:
-        return message.splitlines()[0].split(". Line:")[0], None
+        return message.splitlines()[0].split(". Line:")[0], None, "unresolved"
     wanted = (found.group(1) or found.group(2)).lower()
     name = next((c.name for c in written.find_all(exp.Column) if c.name.lower() == wanted), wanted)
     lacking, reasons = {}, []
@@ -61,21 +63,22 @@ def _unresolved_column(message: str, tree: exp.Expression, written: exp.Expressi
             reasons += filter(None, [_why_unreadable(scope, column, tables, schema, spelled)])
     text = f"Column '{name}' does not exist"
     if not lacking:
-        return (reasons[0], None) if reasons else (text, name)
+        return (reasons[0][1], None, reasons[0][0]) if reasons else (text, name, "unknown")
     text += " in " + ", ".join(lacking)
     close = did_you_mean(name, [c.name for t in lacking.values() for c in t.columns])
     owners = [t.name for t in schema.tables if t.column(wanted) is not None]
     if close or not owners:
-        return text + close, name
-    return text + f" ({name} is a column of {', '.join(owners[:3])})", name
+        return text + close, name, "unknown"
+    return text + f" ({name} is a column of {', '.join(owners[:3])})", name, "unknown"
 
 
 def _why_unreadable(scope: Scope, column: exp.Column, tables: dict[str, Table], schema: Schema,
-                    spelled: Mapping[str, str]) -> str | None:
+                    spelled: Mapping[str, str]) -> tuple[str, str] | None:
     """Why a query cannot read a column that some table has, as a finding that names the fix: it names a table its
     FROM lacks (`tokens.total_supply` beside `FROM contracts`) or reads under an alias, two of its tables have it
     (`block_timestamp` in a join), or the CTE or subquery it reads does not pass it on; None for none of these. Names
-    are given as `spelled` in the query as written (lower case: its spelling)."""
+    are given as `spelled` in the query as written (lower case: its spelling). Returns the finding's kind
+    ("unreadable" or "ambiguous") and its message."""
     def as_written(text: str) -> str:
         return spelled.get(text.lower(), text)
 
@@ -86,15 +89,16 @@ def _why_unreadable(scope: Scope, column: exp.Column, tables: dict[str, Table], 
                    if isinstance(source, exp.Table) and source.name.lower() == column.table.lower()]
         table = schema.table(column.table)
         if aliases:
-            return f"Column '{owner}.{name}' cannot be read: that query reads {owner} as {aliases[0]}; write " \
-                   f"{aliases[0]}.{name}"
-        return (f"Column '{owner}.{name}' cannot be read: {owner} is not in the FROM of that query; JOIN {owner} to "
-                "read it" if table is not None and table.column(name) is not None else
-                f"Column '{owner}.{name}' cannot be read: that query has no table or alias named {owner}")
+            return "unreadable", f"Column '{owner}.{name}' cannot be read: that query reads {owner} as " \
+                                 f"{aliases[0]}; write {aliases[0]}.{name}"
+        return "unreadable", (
+            f"Column '{owner}.{name}' cannot be read: {owner} is not in the FROM of that query; JOIN {owner} to read it"
+            if table is not None and table.column(name) is not None else
+            f"Column '{owner}.{name}' cannot be read: that query has no table or alias named {owner}")
     having = [as_written(alias) for alias, table in tables.items() if table.column(name) is not None]
     if not column.table and len(having) > 1:
-        return (f"Column '{name}' is ambiguous: {' and '.join(having)} both have it; qualify it ({having[0]}.{name} "
-                f"or {having[1]}.{name})")
+        return "ambiguous", (f"Column '{name}' is ambiguous: {' and '.join(having)} both have it; qualify it "
+                             f"({having[0]}.{name} or {having[1]}.{name})")
     read = {column.table.lower(): sources[column.table.lower()]} if column.table else {} if having else sources
     derived = [(alias, source.expression) for alias, source in read.items() if isinstance(source, Scope)
                and isinstance(source.expression, exp.Select)
@@ -111,8 +115,9 @@ def _why_unreadable(scope: Scope, column: exp.Column, tables: dict[str, Table], 
         shown = computed.this.copy()
         for identifier in shown.find_all(exp.Identifier):
             identifier.set("this", as_written(identifier.name))
-        return (f"Column '{name}' cannot be read: {where} selects it only as "
-                f"{unqualified_sql(shown, schema.dialect)} AS {as_written(computed.alias)}; read "
-                f"{as_written(computed.alias)}")
+        return "unreadable", (f"Column '{name}' cannot be read: {where} selects it only as "
+                              f"{unqualified_sql(shown, schema.dialect)} AS {as_written(computed.alias)}; read "
+                              f"{as_written(computed.alias)}")
     grouped = " (and GROUP BY)" if select.args.get("group") else ""
-    return f"Column '{name}' cannot be read: {where} does not select it; add it to the SELECT{grouped} of {where}"
+    return "unreadable", (f"Column '{name}' cannot be read: {where} does not select it; add it to the "
+                          f"SELECT{grouped} of {where}")

@@ -26,4 +26,4 @@ class Syntax(Check):
             yield self.error(f"syntax error: {first_line(exc)}")
             return
         if written is None:
-            yield self.error("empty query")
+            yield Finding(self.id, "empty query", kind="empty")
