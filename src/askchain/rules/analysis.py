@@ -70,6 +70,14 @@ class Analysis:
         dialect = dialect or self.schema.dialect
         return self._memo(("parsed", dialect), lambda: parse_one(self.sql, dialect))
 
+    def parsed_or_none(self, dialect: str | None = None) -> exp.Expression | None:
+        """`parsed`, or None where sqlglot cannot read the text: what a repair reads instead of parsing it again (given
+        None, it parses the text itself and fails as it always has)."""
+        try:
+            return self.parsed(dialect)
+        except SqlglotError:
+            return None
+
     @property
     def written(self) -> exp.Expression:
         """The tree as written: what rules about the author's own names, stars and shape read."""

@@ -29,14 +29,15 @@ WRITTEN_FIGURE = (exp.Literal, exp.Mul, exp.Div, exp.Paren)
 
 
 def amounts_as_given(sql: str, schema: Schema, units: Mapping[str, Unit], question: str,
-                     findings: Callable[[str], list[str]]) -> tuple[str, list[str]]:
+                     findings: Callable[[str], list[str]], tree: exp.Expression | None = None) -> tuple[str, list[str]]:
     """`sql` with each figure compared with an amount written as the question's amount it stands for, and what was
     rewritten; unchanged (no notes) when every figure is one of the question's amounts (or the question gives none),
     a figure is more than numbers and arithmetic, two different figures would become one amount (the ends of a range,
     `value > 1e15 AND value < 1e17`: which is which is not known), or the rewritten query's findings (by `findings`,
-    the query's validation) are not fewer than before and all among them."""
+    the query's validation) are not fewer than before and all among them.
+    `tree` is `sql` parsed, where the caller has it (the candidate's Analysis; read, never changed)."""
     try:
-        tree = parse_one(sql, schema.dialect)
+        tree = parse_one(sql, schema.dialect) if tree is None else tree
     except SqlglotError:
         return sql, []
     if tree is None:
@@ -82,4 +83,5 @@ class AmountsAsGiven(Repair):
         return bool(self.units) and analysis.errors_of is not None
 
     def repair(self, analysis: Analysis) -> Repaired:
-        return amounts_as_given(analysis.sql, analysis.schema, self.units, analysis.asked, analysis.errors_of)
+        return amounts_as_given(analysis.sql, analysis.schema, self.units, analysis.asked, analysis.errors_of,
+                                analysis.parsed_or_none())

@@ -28,13 +28,15 @@ from askchain.rules.base import Repair, Repaired
 Aliases = Mapping[str, Mapping[str, str]]
 
 
-def own_column_names(sql: str, schema: Schema, aliases: Aliases) -> tuple[str, list[str]]:
+def own_column_names(sql: str, schema: Schema, aliases: Aliases,
+                     tree: exp.Expression | None = None) -> tuple[str, list[str]]:
     """`sql` with each aliased column renamed to its table's own column, and what was renamed ("blocks.block_timestamp
-    read as blocks.timestamp"); `sql` unchanged (and no notes) when nothing is renamed or sqlglot cannot read it."""
+    read as blocks.timestamp"); `sql` unchanged (and no notes) when nothing is renamed or sqlglot cannot read it.
+    `tree` is `sql` parsed, where the caller has it (the candidate's Analysis; read, never changed)."""
     if not aliases:
         return sql, []
     try:
-        tree = parse_one(sql, schema.dialect)
+        tree = parse_one(sql, schema.dialect) if tree is None else tree
         scopes = traverse_scope(tree) if tree is not None else []
     except SqlglotError:
         return sql, []
@@ -94,4 +96,4 @@ class ColumnAliases(Repair):
         return bool(self.aliases)
 
     def repair(self, analysis: Analysis) -> Repaired:
-        return own_column_names(analysis.sql, analysis.schema, self.aliases)
+        return own_column_names(analysis.sql, analysis.schema, self.aliases, analysis.parsed_or_none())

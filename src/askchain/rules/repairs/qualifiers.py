@@ -21,12 +21,12 @@ from askchain.rules.analysis import enclosing_scopes, source_tables
 from askchain.rules.base import Repair, Repaired
 
 
-def known_qualifiers(sql: str, schema: Schema) -> tuple[str, list[str]]:
+def known_qualifiers(sql: str, schema: Schema, tree: exp.Expression | None = None) -> tuple[str, list[str]]:
     """`sql` with each unknown qualifier written as the name of the one table in its query that has the column, and
     what was rewritten ("t.value read as tx.value"); unchanged (no notes) when there is none or sqlglot cannot read
-    it."""
+    it. `tree` is `sql` parsed, where the caller has it (the candidate's Analysis; read, never changed)."""
     try:
-        tree = parse_one(sql, schema.dialect)
+        tree = parse_one(sql, schema.dialect) if tree is None else tree
         scopes = traverse_scope(tree) if tree is not None else []
     except SqlglotError:
         return sql, []
@@ -62,4 +62,4 @@ class KnownQualifiers(Repair):
     order = 10
 
     def repair(self, analysis: Analysis) -> Repaired:
-        return known_qualifiers(analysis.sql, analysis.schema)
+        return known_qualifiers(analysis.sql, analysis.schema, analysis.parsed_or_none())

@@ -21,16 +21,18 @@ from askchain.rules.analysis import Analysis
 from askchain.rules.base import Repair, Repaired
 
 
-def show_ranking_measure(sql: str, dialect: str, raw_units: Collection[str] = ()) -> tuple[str, list[str]]:
+def show_ranking_measure(sql: str, dialect: str, raw_units: Collection[str] = (),
+                         tree: exp.Expression | None = None) -> tuple[str, list[str]]:
     """`sql` with the outermost query's first ORDER BY key added to its projection when it does not show it, and what
     was added ("shows the ranking measure AVG(base_fee_per_gas) / 1e9 as avg_base_fee_per_gas"); `sql` unchanged
     (and no notes) when the key is shown (alone or inside a projected expression: `value / 1e18 AS eth` shows
     `value`), would show a column of `raw_units` in its base unit (`SUM(value)`: validation would send it back),
     the query is a set operation, `*` or `AS STRUCT`, or sqlglot cannot read it. A DISTINCT query gets its key too:
     GoogleSQL (and PostgreSQL) refuse to order DISTINCT rows by a key they do not show, and DuckDB orders them by an
-    arbitrary one of its values."""
+    arbitrary one of its values.
+    `tree` is `sql` parsed, where the caller has it (the candidate's Analysis; read, never changed)."""
     try:
-        tree = parse_one(sql, dialect)
+        tree = parse_one(sql, dialect) if tree is None else tree
     except SqlglotError:
         return sql, []
     if (not isinstance(tree, exp.Select) or tree.args.get("kind") or tree.is_star
@@ -126,4 +128,5 @@ class RankingMeasure(Repair):
     in_base_units: tuple[str, ...] = ()
 
     def repair(self, analysis: Analysis) -> Repaired:
-        return show_ranking_measure(analysis.sql, analysis.dialect, self.in_base_units)
+        return show_ranking_measure(analysis.sql, analysis.dialect, self.in_base_units,
+                                    analysis.parsed_or_none(analysis.dialect))

@@ -22,12 +22,13 @@ from askchain.rules.filtered_shares import shares_of_the_filter
 from askchain.rules.sql import condition_key, conjuncts
 
 
-def shares_among_all_rows(sql: str, dialect: str) -> tuple[str, list[str]]:
+def shares_among_all_rows(sql: str, dialect: str, tree: exp.Expression | None = None) -> tuple[str, list[str]]:
     """`sql` without the WHERE conditions the first share of the filter in it restates, each with the AND that joined
     it, and what was dropped; `sql` unchanged (and no notes) when there is no such share, one of the conditions
-    comes from another WHERE than the share's own, or one is not found as written."""
+    comes from another WHERE than the share's own, or one is not found as written.
+    `tree` is `sql` parsed, where the caller has it (the candidate's Analysis; read, never changed)."""
     try:
-        tree = parse_one(sql, dialect)
+        tree = parse_one(sql, dialect) if tree is None else tree
     except SqlglotError:
         return sql, []
     selects = list(tree.find_all(exp.Select))
@@ -69,4 +70,4 @@ class SharesAmongAllRows(Repair):
     order = 30
 
     def repair(self, analysis: Analysis) -> Repaired:
-        return shares_among_all_rows(analysis.sql, analysis.dialect)
+        return shares_among_all_rows(analysis.sql, analysis.dialect, analysis.parsed_or_none(analysis.dialect))

@@ -22,13 +22,15 @@ from askchain.rules.base import Repair, Repaired
 
 
 
-def drop_unasked_limit(sql: str, dialect: str, question: str) -> tuple[str, list[str]]:
+def drop_unasked_limit(sql: str, dialect: str, question: str,
+                       tree: exp.Expression | None = None) -> tuple[str, list[str]]:
     """`sql` without its outermost LIMIT when that is a number of rows above one the question never writes (see
-    above), and the note; `sql` unchanged (and no notes) otherwise or when sqlglot cannot read it."""
+    above), and the note; `sql` unchanged (and no notes) otherwise or when sqlglot cannot read it.
+    `tree` is `sql` parsed, where the caller has it (the candidate's Analysis; read, never changed)."""
     if SOME_ROWS.search(question):
         return sql, []
     try:
-        tree = parse_one(sql, dialect)
+        tree = parse_one(sql, dialect) if tree is None else tree
     except SqlglotError:
         return sql, []
     limit = tree.args.get("limit") if tree is not None else None
@@ -56,4 +58,5 @@ class UnaskedLimit(Repair):
     order = 40
 
     def repair(self, analysis: Analysis) -> Repaired:
-        return drop_unasked_limit(analysis.sql, analysis.dialect, analysis.asked)
+        return drop_unasked_limit(analysis.sql, analysis.dialect, analysis.asked,
+                                  analysis.parsed_or_none(analysis.dialect))
