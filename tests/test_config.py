@@ -77,6 +77,13 @@ def test_nested_keys_merge_at_every_level(settings_from, tmp_path):
     ({}, {"db": {"max_rowz": 5}}, "max_rowz"),
     ({}, {"llm": {"seed": "x"}}, "seed"),
     ({"ASKCHAIN_LLM__LOOKUP_DRAFT_TOKENS": "-3"}, None, "lookup_draft_tokens"),
+    # ranges of the pipeline's knobs, and a method's entry checked as the pipeline section it makes, at load time
+    ({"ASKCHAIN_PIPELINE__MAX_REVISIONS": "-1"}, None, "pipeline.max_revisions: Input should be greater than"),
+    ({"ASKCHAIN_PIPELINE__LEAD_CONFIRMATION": "-2"}, None, "lead_confirmation"),
+    ({}, {"pipeline": {"majority_margin": -1}}, "majority_margin"),
+    ({}, {"confidence": {"min_coverage": 1.5}}, "min_coverage"),
+    ({}, {"methods": {"mine": {"max_revisons": 2}}}, "methods.mine.max_revisons: Extra inputs"),
+    ({}, {"methods": {"mine": {"generators": {"direct": {"top_p": 0}}}}}, "methods.mine.generators.direct.top_p"),
 ])
 def test_bad_settings_are_one_line_config_errors(settings_from, tmp_path, environment, file, message):
     if file is not None:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel, ConfigDict, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError, model_validator,
+    BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError,
+    model_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict, YamlConfigSettingsSource
 
@@ -87,11 +88,15 @@ def _ensure_parent(path: Path) -> Path:
     return path
 
 
+#: A share of votes, samples or words: between 0 and 1.
+Share = Annotated[float, Field(ge=0, le=1)]
+
+
 class GeneratorSettings(Section):
-    n: int
-    temperature: float
-    top_p: float
-    max_tokens: int
+    n: NonNegativeInt
+    temperature: NonNegativeFloat
+    top_p: Annotated[float, Field(gt=0, le=1)]
+    max_tokens: PositiveInt
     enabled: bool
     options: dict[str, Any]
 
@@ -100,35 +105,35 @@ class PipelineSettings(Section):
     """The answering methods' knobs (see settings.yaml for what each does and why it has its value)."""
 
     method: str  # an entry of `methods`
-    examples_k: int
+    examples_k: NonNegativeInt
     examples_scope: Literal["schema", "all"]
     examples_key: Literal["both", "question", "skeleton"]
     examples_held_out: list[str]
     skeleton: Literal["rules", "llm"]
     qdrant_url: str | None
     schema_linking: Literal["auto", "always", "never"]
-    linking_token_budget: int
+    linking_token_budget: PositiveInt
     value_retrieval: bool
     semantic_layer: bool
     keywords: Literal["rules", "llm"]
     generators: dict[str, GeneratorSettings]
     lead_generator: str | None
-    lead_confirmation: int
+    lead_confirmation: NonNegativeInt
     draft_generator: str
-    draft_first_wave: int
-    agreement_exit: int
-    revision_rounds: int
-    max_revisions: int
+    draft_first_wave: NonNegativeInt
+    agreement_exit: NonNegativeInt
+    revision_rounds: NonNegativeInt
+    max_revisions: NonNegativeInt
     revise_beside_rows: bool
-    empty_answer_share: float
+    empty_answer_share: Share
     selection: Literal["vote", "tournament"]
-    selection_max_groups: int
-    majority_margin: float
+    selection_max_groups: PositiveInt
+    majority_margin: NonNegativeFloat
     validation: bool
     abstention: Literal["none", "rules", "llm"]
     planner: Literal["never", "rules", "always"]
-    plan_max_steps: int
-    plan_preview_rows: int
+    plan_max_steps: PositiveInt
+    plan_preview_rows: NonNegativeInt
     answer: bool
     traces: bool
 
@@ -136,11 +141,11 @@ class PipelineSettings(Section):
 class ConfidenceSettings(Section):
     """The thresholds of the confidence rules (askchain.pipeline.confidence; settings.yaml says why each)."""
 
-    high_vote_share: float
-    medium_vote_share: float
-    min_coverage: float
-    alternatives: int
-    alternative_rows: int
+    high_vote_share: Share
+    medium_vote_share: Share
+    min_coverage: Share
+    alternatives: NonNegativeInt
+    alternative_rows: NonNegativeInt
 
 
 class ServerSettings(Section):
@@ -174,7 +179,8 @@ class Settings(BaseSettings):
     db: DBSettings
     paths: PathSettings
     pipeline: PipelineSettings
-    #: method name -> overrides of the pipeline section (askchain.pipeline.methods)
+    #: method name -> overrides of the pipeline section (askchain.pipeline.methods), each checked at load time as the
+    #: pipeline section it makes (its keys, types and ranges)
     methods: dict[str, dict[str, Any]]
     confidence: ConfidenceSettings
     server: ServerSettings
@@ -185,6 +191,18 @@ class Settings(BaseSettings):
         user = user_settings_file()
         files = [DEFAULTS_FILE] + ([user] if user else [])
         return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_file=files, deep_merge=True))
+
+    @model_validator(mode="after")
+    def _methods_are_pipeline_settings(self) -> "Settings":
+        pipeline = self.pipeline.model_dump()
+        for name, entry in self.methods.items():
+            try:
+                PipelineSettings.model_validate(_deep_merge(pipeline, entry or {}))
+            except ValidationError as exc:
+                error = exc.errors()[0]
+                where = ".".join(str(part) for part in error["loc"])
+                raise ValueError(f"methods.{name}.{where}: {error['msg']}") from None
+        return self
 
     def with_overrides(self, **sections: dict[str, Any]) -> "Settings":
         """A copy with CLI-flag overrides applied over these settings (None values are ignored)."""
@@ -231,7 +249,8 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"])
-        raise ConfigError(f"invalid setting {where}: {error['msg']}") from exc
+        message = error["msg"].removeprefix("Value error, ")  # a check across sections names its own setting
+        raise ConfigError(f"invalid setting {where}: {message}" if where else f"invalid setting {message}") from exc
     except Exception as exc:  # an unreadable or malformed YAML file
         raise ConfigError(f"invalid settings: {str(exc).splitlines()[0]}") from exc
 
