@@ -51,6 +51,9 @@ class Domain(ABC):
     schema_file: Path
     #: Concepts its data does not hold, each with the answer given instead of SQL (YAML, askchain.pipeline.abstain).
     not_in_data_file: Path | None = None
+    #: Questions its data cannot answer (JSON lines `{"id", "question", "reason", "concept"}`): the abstention
+    #: benchmark's unanswerable set over the domain's dataset (askchain.eval.abstention). None: the domain has none.
+    unanswerable_file: Path | None = None
     #: The BigQuery dataset (`project.dataset`) holding this domain's data at scale, if there is one: a BigQuery
     #: engine over it carries the domain's notes and id, and `bigquery://PROJECT` alone means it.
     bigquery_dataset: str | None = None

@@ -105,7 +105,7 @@ def test_unplaced_words_read_the_models_reply(concert_db, question, reply, absen
 
 # ---- the Ethereum domain's declared missing concepts ---------------------------------------------------------------
 
-@pytest.mark.parametrize("entry", _lines(ETHEREUM.eval_file.with_name("unanswerable.jsonl")), ids=lambda e: e["id"])
+@pytest.mark.parametrize("entry", _lines(ETHEREUM.unanswerable_file), ids=lambda e: e["id"])
 def test_every_unanswerable_ethereum_question_is_declared_absent(entry):
     found = declared_absent(entry["question"], CONCEPTS)
     assert found is not None and found.concept == entry["concept"] and found.text.startswith("This data has no ")

@@ -58,7 +58,9 @@ def question_sets(spider_root: Path) -> list[QuestionSet]:
     from askchain.domain import get_domain
 
     spider, eth = load_spider(spider_root, "dev"), load_eth()
-    eth_file = get_domain("ethereum").eval_file.with_name("unanswerable.jsonl")
+    eth_file = get_domain("ethereum").unanswerable_file
+    if eth_file is None:
+        raise DatasetError("the ethereum domain declares no unanswerable_file")
     sets = []
     for name, path, answerable_set, default_db in (
         ("eth-unanswerable", eth_file, eth, "ethereum"), ("spider-unanswerable", SPIDER_UNANSWERABLE, spider, None),

@@ -23,6 +23,7 @@ class EthereumDomain(Domain):
     eval_file = HERE / "eval" / "questions.jsonl"
     schema_file = HERE / "schema.json"
     not_in_data_file = HERE / "not_in_data.yaml"
+    unanswerable_file = HERE / "eval" / "unanswerable.jsonl"
     bigquery_dataset = "bigquery-public-data.crypto_ethereum"
     semantic_model_file = HERE / "semantic_model.yaml"
     semantic_examples_file = HERE / "semantic_examples.jsonl"
