@@ -13,6 +13,14 @@ from askchain.pipeline.revise import revision_loop
 from askchain.pipeline.select import group_by_result, select_best
 from askchain.pipeline.validate import Findings, validate_sql
 
+#: The loop's budget in these tests unless one says otherwise: room for every revision, nothing standing for an
+#: empty majority, revisions beside rows (the pipeline passes settings.yaml's values).
+BUDGET = {"max_revisions": 8, "empty_answer_share": 1.0, "revise_beside_rows": True, "seed": 42}
+
+
+def loop(candidates, **options):
+    return revision_loop(candidates, **{**BUDGET, **options})
+
 
 @pytest.fixture
 def engine(concert_db_copy):
@@ -61,7 +69,7 @@ def test_revision_lifecycle(engine, ctx):
         Candidate("SELECT Name FROM singer WHERE Country = 'france'", "direct"),  # empty result
         Candidate("SELECT cnt FROM singer", "direct"),  # invalid: never executed
     ]
-    executions = revision_loop(
+    executions = loop(
         candidates, ctx=ctx, model=model, key=lambda s: normalize_sql(s, "sqlite"),
         validate=lambda s: validate_sql(s, engine.schema()), execute=execute, rounds=5,
     )
@@ -76,7 +84,7 @@ def test_revision_lifecycle(engine, ctx):
 
 def test_revision_stops_after_the_round_limit(engine, ctx):
     model = ScriptedModel(lambda request, i: f"SELECT missing_{len(model.requests)} FROM singer")
-    executions = revision_loop(
+    executions = loop(
         [Candidate("SELECT missing FROM singer", "direct")], ctx=ctx, model=model, key=lambda s: s,
         validate=lambda s: validate_sql(s, engine.schema()), execute=lambda s: try_execute(engine, s), rounds=2,
     )
@@ -84,7 +92,7 @@ def test_revision_stops_after_the_round_limit(engine, ctx):
 
 
 def _executions(engine, ctx, sqls):
-    return revision_loop(
+    return loop(
         [Candidate(s, "direct") for s in sqls], ctx=ctx, model=ScriptedModel([]), key=lambda s: s,
         validate=lambda s: validate_sql(s, engine.schema()), execute=lambda s: try_execute(engine, s), rounds=0,
     )
@@ -132,7 +140,7 @@ def test_duplicate_samples_vote_and_a_clear_majority_needs_no_tournament(engine,
     samples = ["SELECT count(*) FROM singer"] * 2 + ["SELECT COUNT(*) FROM singer", "SELECT count(*) FROM singer WHERE Age > 40"]
     unique = dedupe([Candidate(s, "direct") for s in samples], "sqlite")
     assert [c.votes for c in unique] == [3, 1]
-    execs = revision_loop(unique, ctx=ctx, model=ScriptedModel([]), key=lambda s: s,
+    execs = loop(unique, ctx=ctx, model=ScriptedModel([]), key=lambda s: s,
                           validate=lambda s: validate_sql(s, engine.schema()), execute=lambda s: try_execute(engine, s), rounds=0)
     assert [g.votes for g in group_by_result(execs, "sqlite")] == [3, 1]
     model = ScriptedModel([])
@@ -145,7 +153,7 @@ def test_duplicate_samples_vote_and_a_clear_majority_needs_no_tournament(engine,
 @pytest.mark.parametrize("needed, agrees", [(0, False), (2, True), (3, True), (4, False)])
 def test_the_draft_agrees_when_enough_samples_share_one_result(engine, ctx, needed, agrees):
     samples = ["SELECT count(*) FROM singer", "SELECT COUNT(*) FROM singer", "SELECT count(Name) FROM singer", "SELECT nope FROM singer"]
-    execs = revision_loop(dedupe([Candidate(s, "direct") for s in samples], "sqlite"), ctx=ctx, model=ScriptedModel([]),
+    execs = loop(dedupe([Candidate(s, "direct") for s in samples], "sqlite"), ctx=ctx, model=ScriptedModel([]),
                           key=lambda s: s, validate=lambda s: validate_sql(s, engine.schema()),
                           execute=lambda s: try_execute(engine, s), rounds=0)
     assert draft_agrees(execs, needed, "sqlite") is agrees
@@ -156,7 +164,7 @@ def test_a_revision_repeating_a_failed_query_is_revised_again(engine, ctx):
     replies = iter(["```sql\nSELECT Name FROM singer WHERE Country = 'france'\n```",
                     "```sql\nSELECT Name FROM singer WHERE Country = 'France'\n```"])
     model = ScriptedModel(lambda request, i: next(replies))
-    executions = revision_loop(
+    executions = loop(
         [Candidate("SELECT Name FROM singer WHERE Country = 'france'", "direct")], ctx=ctx, model=model,
         key=lambda s: normalize_sql(s, "sqlite"), validate=lambda s: validate_sql(s, engine.schema()),
         execute=lambda s: try_execute(engine, s), rounds=5,
@@ -167,7 +175,7 @@ def test_a_revision_repeating_a_failed_query_is_revised_again(engine, ctx):
 
 def test_a_revision_reaching_a_successful_query_ends_the_loop(engine, ctx):
     model = ScriptedModel(lambda request, i: "```sql\nSELECT count(*) FROM singer\n```")
-    executions = revision_loop(
+    executions = loop(
         [Candidate("SELECT count(*) FROM singer", "direct"), Candidate("SELECT nope FROM singer", "direct")], ctx=ctx,
         model=model, key=lambda s: normalize_sql(s, "sqlite"), validate=lambda s: validate_sql(s, engine.schema()),
         execute=lambda s: try_execute(engine, s), rounds=5,
@@ -177,7 +185,7 @@ def test_a_revision_reaching_a_successful_query_ends_the_loop(engine, ctx):
 
 def test_the_vote_picks_the_largest_group_without_asking_the_model(engine, ctx):
     samples = ["SELECT count(*) FROM singer WHERE Country = 'France'"] * 2 + ["SELECT count(*) FROM singer"]
-    execs = revision_loop(dedupe([Candidate(s, "direct") for s in samples], "sqlite"), ctx=ctx, model=ScriptedModel([]),
+    execs = loop(dedupe([Candidate(s, "direct") for s in samples], "sqlite"), ctx=ctx, model=ScriptedModel([]),
                           key=lambda s: s, validate=lambda s: validate_sql(s, engine.schema()),
                           execute=lambda s: try_execute(engine, s), rounds=0)
     model = ScriptedModel([])
@@ -195,7 +203,7 @@ def test_the_revision_budget_goes_to_the_most_promising_failure_first(engine, ct
     }
     failures = [Candidate(sql, "direct", votes=2 if sql.startswith("SELECT d") else 1) for sql in problems]
     model = ScriptedModel(lambda request, i: "```sql\nSELECT count(*) FROM singer\n```")
-    revision_loop(failures, ctx=ctx, model=model, key=lambda s: s, validate=lambda s: Findings(list(problems.get(s, []))),
+    loop(failures, ctx=ctx, model=model, key=lambda s: s, validate=lambda s: Findings(list(problems.get(s, []))),
                   execute=lambda s: try_execute(engine, s), rounds=1, max_revisions=3)
     revised = [request.values["sql"] for request in model.requests]
     assert revised == ["SELECT d FROM singer WHERE Country = 'France' ORDER BY Name", "SELECT c FROM singer",
@@ -212,7 +220,7 @@ ROWS = "SELECT Name FROM singer WHERE Country = 'France'"
 ])
 def test_an_empty_result_most_samples_agree_on_is_the_answer(engine, ctx, samples, stands):
     model = ScriptedModel(lambda request, i: f"```sql\n{ROWS}\n```")
-    execs = revision_loop(dedupe([Candidate(s, "direct") for s in samples], "sqlite"), ctx=ctx, model=model,
+    execs = loop(dedupe([Candidate(s, "direct") for s in samples], "sqlite"), ctx=ctx, model=model,
                           key=lambda s: normalize_sql(s, "sqlite"), validate=lambda s: validate_sql(s, engine.schema()),
                           execute=lambda s: try_execute(engine, s), rounds=5, empty_answer_share=0.5)
     assert (len(model.requests) == 0) is stands  # standing, nothing is revised, not even the broken sample
@@ -226,7 +234,7 @@ def test_an_empty_result_most_samples_agree_on_is_the_answer(engine, ctx, sample
 def test_failures_beside_rows_are_revised_only_when_asked(engine, ctx, beside_rows, revised):
     model = ScriptedModel(lambda request, i: f"```sql\n{ROWS}\n```")
     samples = [ROWS, "SELECT nope FROM singer"]
-    revision_loop(dedupe([Candidate(s, "direct") for s in samples], "sqlite"), ctx=ctx, model=model,
+    loop(dedupe([Candidate(s, "direct") for s in samples], "sqlite"), ctx=ctx, model=model,
                   key=lambda s: normalize_sql(s, "sqlite"), validate=lambda s: validate_sql(s, engine.schema()),
                   execute=lambda s: try_execute(engine, s), rounds=5, revise_beside_rows=beside_rows)
     assert len(model.requests) == revised

@@ -127,11 +127,11 @@ def revision_loop(
     key: Callable[[str], str],
     validate: Callable[[str], Findings],
     execute: Callable[[str], "tuple[QueryResult | None, str | None]"],
-    rounds: int = 5,
-    max_revisions: int = 8,
-    empty_answer_share: float = 1.0,
-    revise_beside_rows: bool = True,
-    seed: int = 42,
+    rounds: int,
+    max_revisions: int,
+    empty_answer_share: float,
+    revise_beside_rows: bool,
+    seed: int,
     on_round: Callable[[int, list[Execution]], None] | None = None,
     known: list[Execution] = (),
     repair: Callable[[Candidate], Candidate] = lambda candidate: candidate,
@@ -146,7 +146,9 @@ def revision_loop(
     (later rounds sample at a higher temperature), instead of ending the loop with budget left. When the first
     round's votes are mostly on an empty result (`empty_majority`), that is the answer and nothing is revised: no
     revision could outvote it. Without `revise_beside_rows`, nothing is revised once a first-round query returned
-    rows: the vote is among those that did.
+    rows: the vote is among those that did. The budget and its rules (`rounds`, `max_revisions`,
+    `empty_answer_share`, `revise_beside_rows`) and `seed` are the settings' (pipeline, llm): no default here can
+    differ from settings.yaml's.
     """
     votes = {key(c.sql): c.votes for c in candidates}
     known = [replace(ex, candidate=replace(ex.candidate, votes=votes.get(key(ex.candidate.sql), ex.candidate.votes))) for ex in known]
