@@ -31,7 +31,12 @@ FIRST  ?= $(N)
 MODEL  ?= qwen2.5-coder-1.5b
 METHODS ?= pipeline self-consistency baseline
 
-.PHONY: install install-all run test compare clean llama-batched-bench
+# `make test-fast`: the tests a developer runs often, without the real model, a browser, a test service (PostgreSQL,
+# the BigQuery emulator, anvil) or the scripted tests of half a minute or more (`slow`); the scripted model, SQLite,
+# DuckDB and the stored data stand in. `make test` runs everything.
+FAST_TESTS ?= not llm and not browser and not bigquery and not postgres and not anvil and not slow
+
+.PHONY: install install-all run test test-fast compare clean llama-batched-bench
 install: $(VENV)/.installed
 install-all: $(VENV)/.installed-all
 
@@ -63,6 +68,9 @@ run: install
 
 test: install-all $(VENV)/.test-services
 	$(BIN)/pytest -q
+
+test-fast: install-all
+	$(BIN)/pytest -q -m "$(FAST_TESTS)"
 
 compare: install-all
 	for method in $(METHODS); do \

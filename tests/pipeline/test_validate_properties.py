@@ -261,6 +261,7 @@ def test_ethereum_gold_queries_are_judged_and_admitted(index):
     assert refused is None
 
 
+@pytest.mark.slow
 @generated(ETHEREUM_EXAMPLES)
 @given(data=st.data())
 def test_mutated_ethereum_queries_are_judged(data):
@@ -271,6 +272,7 @@ def test_mutated_ethereum_queries_are_judged(data):
 # ---- tests with shared data: Spider and BIRD ------------------------------------------------------------------------
 
 @pytest.mark.shared_data
+@pytest.mark.slow
 def test_every_spider_and_bird_query_is_judged_and_admitted():
     corpus = shared_corpus()
     refused = [(sql, reason) for schema, sql in corpus if (reason := judged(sql, schema)[1])]
@@ -279,6 +281,7 @@ def test_every_spider_and_bird_query_is_judged_and_admitted():
 
 
 @pytest.mark.shared_data
+@pytest.mark.slow
 @generated(SHARED_EXAMPLES)
 @given(data=st.data())
 def test_mutated_spider_and_bird_queries_are_judged(data):

@@ -141,6 +141,7 @@ def test_each_split_holds_whole_families():
 NEAR_COPY = 0.95
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("held_out", ["test", "dev"])
 def test_no_example_is_a_near_copy_of_a_held_out_question(held_out):
     """Families are held out by intent, which no test can decide; an example worded almost like a held-out question
@@ -256,6 +257,7 @@ def test_a_multistep_file_is_one_split_and_loads_as_it(split):
     assert dataset.examples_held_out == ()
 
 
+@pytest.mark.slow
 def test_the_evaluation_set_is_the_dev_split_and_retrieval_reads_it_only_when_not_evaluated(tmp_path):
     from askchain.config import Settings
     from askchain.eval.datasets import load_eth

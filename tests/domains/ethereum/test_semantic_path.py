@@ -12,6 +12,8 @@ from askchain import ask
 from askchain.config import get_settings
 from askchain.llm.fake import ScriptedModel
 
+pytestmark = pytest.mark.slow  # each question runs the whole pipeline and the semantic layer's library
+
 QUESTION = "What share of transactions failed in the last 7 days?"
 FAILED_SHARE = {"model": "transactions", "measures": ["failed_share"], "dimensions": [],
                 "window": {"name": "last_n_days", "n": 7}}
