@@ -31,9 +31,10 @@ def asked(scripted: ScriptedModel) -> list[str]:
     return [request.template for request in scripted.requests]
 
 
-def test_a_semantic_query_that_runs_is_the_answer_and_no_sql_is_sampled(eth_engine, settings):
+def test_a_semantic_query_that_runs_is_the_answer_and_no_sql_is_sampled_when_it_leads_alone(eth_engine, settings):
     scripted = ScriptedModel({"semantic": json.dumps(FAILED_SHARE)})
-    result = ask(QUESTION, eth_engine, model=scripted, settings=settings)
+    alone = settings.with_overrides(pipeline={"lead_confirmation": 0})
+    result = ask(QUESTION, eth_engine, model=scripted, settings=alone)
     assert result.error is None and len(result.rows) == 1 and 0 < result.rows[0][0] < 1
     assert "direct" not in asked(scripted)
     assert result.readings[0].startswith("failed share of transactions, a fraction")
@@ -73,7 +74,7 @@ def test_a_lead_confirmed_by_a_draft_sample_is_the_answer_after_that_wave(eth_en
 
 
 def test_an_unconfirmed_lead_joins_the_whole_drafts_vote_with_its_weight(eth_engine, settings):
-    """Six draft samples on another result outvote the lead's three votes; with the lead alone it would answer."""
+    """Six draft samples on another result outvote the lead's vote; with the lead alone it would answer."""
     confirming = settings.with_overrides(pipeline={"lead_confirmation": 2, "agreement_exit": 0})
     scripted = ScriptedModel({"semantic": json.dumps(FAILED_SHARE), "direct": SUCCEEDED_SHARE})
     result = ask(QUESTION, eth_engine, model=scripted, settings=confirming)
@@ -97,7 +98,7 @@ def test_a_plans_later_step_filters_by_the_earlier_steps_result_and_answers_with
         "plan": json.dumps({"steps": steps}),
         "semantic": lambda request, i: json.dumps(theirs if request.values.get("earlier") else top),
     })
-    planned = settings.with_overrides(pipeline={"planner": "always"})
+    planned = settings.with_overrides(pipeline={"planner": "always", "lead_confirmation": 0})
     result = ask("How many token transfers did the 3 busiest senders of the last 7 days make in that period?",
                  eth_engine, model=scripted, settings=planned)
     window = ("DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE(block_timestamp) < "
