@@ -100,12 +100,15 @@ def judge_candidates(result: AskResult, engine: Engine, gold: QueryResult, examp
         seen.add(key)
         if len(seen) > cap:
             break
-        run, error = try_execute(engine, sql)
-        right = selected_correct if key == selected else (
-            error is None and compare(gold.columns, gold.rows, run.columns, run.rows, example.order_matters))
+        if key == selected:  # its rows are the answer's: not run again
+            right, rows = selected_correct, result.rows
+        else:
+            run, error = try_execute(engine, sql)
+            rows = run.rows if error is None else None
+            right = rows is not None and compare(gold.columns, gold.rows, run.columns, rows, example.order_matters)
         judged.append({"generator": candidate.get("generator", ""), "right": bool(right),
                        "votes": candidate.get("votes", 1), "round": candidate.get("round", 0),
-                       "result": result_key(run.rows, sql, engine.query_dialect) if error is None else None})
+                       "result": None if rows is None else result_key(rows, sql, engine.query_dialect)})
     return judged
 
 
