@@ -182,3 +182,27 @@ def test_a_rejected_query_says_why_in_one_line(query, reason, semantic_model):
         semantic_model.compile(query)
     message = str(raised.value)
     assert reason in message and "\n" not in message
+
+
+def test_a_query_in_percent_gives_fraction_measures_times_100(semantic_model):
+    """The twin of a fraction measure is 100 times it, named and read as a percentage; other measures stay."""
+    query = {"model": "blocks", "measures": ["avg_fullness", "block_count"], "dimensions": [],
+             "window": {"name": "yesterday"}, "order_by": [{"field": "avg_fullness", "direction": "desc"}]}
+    as_fraction = semantic_model.compile(query)
+    in_percent = semantic_model.compile({**query, "percent": True})
+    names = [p.alias_or_name for p in sqlglot.parse_one(in_percent.sql, read="bigquery").selects]
+    assert names == ["avg_fullness_percentage", "block_count"]
+    assert "100" in in_percent.sql and "100" not in as_fraction.sql
+    assert "a percentage (0-100)" in in_percent.reading and "a fraction (0-1)" in as_fraction.reading
+
+
+def test_a_fraction_whose_percentage_the_model_declares_takes_that_measure(semantic_model):
+    query = {"model": "transactions", "measures": ["failed_share"], "dimensions": [], "window": None, "percent": True}
+    twin = {"model": "transactions", "measures": ["failed_percentage"], "dimensions": [], "window": None}
+    assert semantic_model.compile(query).sql == semantic_model.compile(twin).sql
+
+
+def test_the_percentage_twins_are_not_in_the_catalog_or_the_grammar(semantic_model):
+    blocks = next(m for m in semantic_model.catalog()["models"] if m["name"] == "blocks")
+    assert "avg_fullness_percentage" not in {m["name"] for m in blocks["measures"]}
+    assert "avg_fullness_percentage" not in json.dumps(semantic_model.json_schema())

@@ -8,6 +8,9 @@ question never asks for. Each rule is one function over the query (a dict as the
   tokens"), is dropped: the question asks for every row (as `askchain.pipeline.limits` does for SQL).
 - A window where the question names no time or period at all is dropped: it asks about the whole table.
 - A series over time is ordered by its time, unless the question ranks it ("the busiest days", "the top 3 days").
+- A limit of one row is dropped where the query has no dimension (its one aggregate row needs none) or the
+  question ranks nothing ("per day over the last 7 days" is every day, not the first).
+- A question asking for a percentage gets its fraction measures in percent (0-100; the layer's twin of each).
 """
 
 from __future__ import annotations
@@ -78,9 +81,28 @@ def series_in_time_order(query: dict, question: str) -> dict:
     return {**query, "order_by": [{"field": times[0], "direction": "asc"}]}
 
 
+def one_row_only_when_ranked(query: dict, question: str) -> dict:
+    """LIMIT 1 on one aggregate row (habit copied from ranked examples) or on a series the question does not rank."""
+    if query.get("limit") != 1 or (query.get("dimensions") and RANKS.search(question)):
+        return query
+    return {**query, "limit": None, **({} if query.get("dimensions") else {"order_by": []})}
+
+
+#: Words asking for a percentage (0-100), and words asking for a fraction (0-1), which take precedence.
+ASKS_FOR_PERCENT = re.compile(r"\bper\s?cent(?:age)?s?\b|%|\b0\s*(?:-|to)\s*100\b", re.IGNORECASE)
+ASKS_FOR_FRACTION = re.compile(r"\bfractions?\b|\bbetween 0 and 1\b|\b0\s*(?:-|to)\s*1\b(?![\d.])", re.IGNORECASE)
+
+
+def percent_when_a_percentage_is_asked(query: dict, question: str) -> dict:
+    if not ASKS_FOR_PERCENT.search(question) or ASKS_FOR_FRACTION.search(question):
+        return query
+    return {**query, "percent": True}
+
+
 #: The rules, applied in order.
-RULES: tuple[Callable[[dict, str], dict], ...] = (total_unless_a_series_is_asked, every_row_unless_a_count_is_asked,
-                                                  whole_table_unless_a_time_is_named, series_in_time_order)
+RULES: tuple[Callable[[dict, str], dict], ...] = (
+    total_unless_a_series_is_asked, every_row_unless_a_count_is_asked, whole_table_unless_a_time_is_named,
+    series_in_time_order, one_row_only_when_ranked, percent_when_a_percentage_is_asked)
 
 
 def fitted(query: dict, question: str) -> dict:

@@ -8,6 +8,7 @@ The YAML's top-level keys are boring-semantic-layer models (`from_config`) excep
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -86,6 +87,8 @@ class SemanticModel:
         spec = self.specs.get(query.model)
         if spec is None:
             raise SemanticQueryError(f"unknown model '{query.model}'; the models are {', '.join(self.specs)}")
+        if query.percent:
+            query, spec = _in_percent(query, spec), spec.in_percent()
         window = self._window_filter(spec, query)
         filters = [_filter_spec(spec, f, steps or {}) for f in query.filters]
         try:
@@ -112,6 +115,18 @@ class SemanticModel:
             needs = "takes its parameter n" if window.parameter else "takes no parameter"
             raise SemanticQueryError(f"window '{window.name}' {needs}")
         return [] if window.filter is None else [window.filter.format(time=spec.time, n=query.window.n)]
+
+
+def _in_percent(query: SemanticQuery, spec: ModelSpec) -> SemanticQuery:
+    """The query with each fraction measure (in its measures, filters and order) replaced by its percentage twin."""
+    def named(name: str) -> str:
+        return spec.percentages[name].name if name in spec.percentages else name
+
+    return query.model_copy(update={
+        "measures": [named(m) for m in query.measures],
+        "filters": [f.model_copy(update={"field": named(f.field)}) for f in query.filters],
+        "order_by": [o.model_copy(update={"field": named(o.field)}) for o in query.order_by],
+    })
 
 
 def _parsed(query: SemanticQuery | dict) -> SemanticQuery:
@@ -161,14 +176,15 @@ def load_semantic_model(path: Path, schema_file: Path) -> SemanticModel:
         raise ConfigError(f"{path} names no dataset (its `dataset:`)")
     tables = schema_tables(schema_file, own["dataset"])
     views = build_views(own["views"] or {}, tables)
+    known = json.loads((path.parent / own["well_known"]).read_text()) if own["well_known"] else {}
+    specs = {name: _model_spec(name, cfg, known) for name, cfg in config.items()}
     try:
-        models = from_config(config, tables={**tables, **views})
+        models = from_config(_with_percentages(config, specs), tables={**tables, **views})
     except (BSLError, ValueError, KeyError) as exc:
         raise ConfigError(f"{path}: {first_line(exc)}") from exc
-    known = json.loads((path.parent / own["well_known"]).read_text()) if own["well_known"] else {}
     return SemanticModel(
         models=models,
-        specs={name: _model_spec(name, cfg, known) for name, cfg in config.items()},
+        specs=specs,
         windows={name: WindowSpec.of(name, cfg) for name, cfg in (own["windows"] or {}).items()},
         units=own["units"] or {},
         sql_schema=_sql_schema(schema_file, own["dataset"]),
@@ -178,11 +194,45 @@ def load_semantic_model(path: Path, schema_file: Path) -> SemanticModel:
 def _model_spec(name: str, config: dict, known: dict) -> ModelSpec:
     dimensions = {key: Field.of(key, cfg, known) for key, cfg in config.get("dimensions", {}).items()}
     times = [cfg["expr"] for cfg in config.get("dimensions", {}).values() if cfg.get("is_event_timestamp")]
+    measures = {key: Field.of(key, cfg, known) for key, cfg in config.get("measures", {}).items()}
     return ModelSpec(
-        name=name, description=config.get("description", ""),
-        measures={key: Field.of(key, cfg, known) for key, cfg in config.get("measures", {}).items()},
-        dimensions=dimensions, time=times[0] if times else None,
+        name=name, description=config.get("description", ""), measures=measures,
+        dimensions=dimensions, time=times[0] if times else None, percentages=_percentage_twins(measures),
     )
+
+
+#: A fraction measure's name without the word that says so, to name its twin in percent (failed_share: failed).
+_FRACTION_SUFFIX = re.compile(r"_(?:share|fraction)$")
+
+
+def _percentage_twins(measures: dict[str, Field]) -> dict[str, Field]:
+    """Every fraction measure's twin in percent: the model's own measure of that name where it has one
+    (failed_share: failed_percentage), else one made here (avg_fullness: avg_fullness_percentage)."""
+    twins = {}
+    for name, measure in measures.items():
+        if measure.unit != "fraction":
+            continue
+        twin = f"{_FRACTION_SUFFIX.sub('', name)}_percentage"
+        if twin in measures and measures[twin].unit == "percentage":
+            twins[name] = measures[twin]
+            continue
+        twin = twin if twin not in measures else f"{name}_percentage"
+        twins[name] = Field(name=twin, description=f"{measure.description}, times 100", unit="percentage",
+                            label=f"{measure.label} in percent")
+    return twins
+
+
+def _with_percentages(config: dict, specs: dict[str, ModelSpec]) -> dict:
+    """The models' YAML with the twins this module makes added as measures (100 times the fraction's expression)."""
+    widened = {}
+    for name, model in config.items():
+        measures = dict(model.get("measures", {}))
+        for fraction, twin in specs[name].percentages.items():
+            if twin.name not in measures:
+                expression = measures[fraction]["expr"] if isinstance(measures[fraction], dict) else measures[fraction]
+                measures[twin.name] = {"expr": f"100 * ({expression})", "description": twin.description}
+        widened[name] = {**model, "measures": measures}
+    return widened
 
 
 def _sql_schema(schema_file: Path, dataset: str) -> dict:

@@ -59,6 +59,9 @@ class SemanticQuery(BaseModel):
     filters: list[Filter] = []
     order_by: list[Order] = []
     limit: int | None = Field(default=None, ge=1)
+    #: Fraction measures (0-1) given in percent (0-100), as a question asking for a percentage wants them. Not in the
+    #: decoding grammar: askchain.generation.semantic_fit sets it from the question's words; an agent may set it.
+    percent: bool = False
 
 
 def _names(values: list[str]) -> dict:
