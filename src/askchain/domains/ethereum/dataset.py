@@ -158,17 +158,13 @@ def _templates(con, name: str, templates: dict, kind: str) -> None:
     con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM {name}_np")
 
 
-_STEPS = ("addresses and tokens", "blocks", "transactions", "logs", "token transfers", "traces", "contracts", "tokens",
-          "balances", "descriptions")
+def _seed_text(seed: int) -> str:
+    """The seed as a SQL string literal: every synthetic hash is sha256 of it and the entity's key."""
+    return f"'{seed}'"
 
 
-def _materialize(con, chain: sim.Chain, seed: int, step) -> dict[str, int]:
-    s = f"'{seed}'"
-    for name in tables():
-        for stmt in create_statements(name)[:1]:
-            con.execute(stmt)
-
-    step(_STEPS[0], 1, len(_STEPS) + 1)
+def _stage(con, chain: sim.Chain, seed: int) -> None:
+    """The temporary inputs every table reads: address texts, token metadata, the simulated arrays, templates and builders."""
     _addresses(con, chain, seed)
     _token_meta(con, chain, seed)
     _register(con, "b_np", chain.blocks)
@@ -184,7 +180,10 @@ def _materialize(con, chain: sim.Chain, seed: int, step) -> dict[str, int]:
                 "tag": np.array([b["name"] for b in wk["fee_recipients"]], dtype=object)}
     _register(con, "builders", builders)
 
-    step(_STEPS[1], 2, len(_STEPS) + 1)
+
+def _blocks(con, chain: sim.Chain, seed: int) -> None:
+    """Blocks, with each block's hash kept in `blk` for the tables that point at their block."""
+    s = _seed_text(seed)
     con.execute(f"""
         CREATE TEMP TABLE blk AS
         SELECT b.idx, b.number, make_timestamp(b.ts * 1000000) AS ts, '0x' || sha256({s} || ':b:' || b.number) AS hash
@@ -206,7 +205,10 @@ def _materialize(con, chain: sim.Chain, seed: int, step) -> dict[str, int]:
         ) w ON w.block = b.idx
         ORDER BY b.number""")
 
-    step(_STEPS[2], 3, len(_STEPS) + 1)
+
+def _transactions(con, chain: sim.Chain, seed: int) -> None:
+    """Transactions, staged in `tx` with their hash and token amounts for the logs and traces that follow."""
+    s = _seed_text(seed)
     selectors = np.array([k["selector"] for k in sim.KINDS.values()], dtype=object)
     _register(con, "kinds", {"kind": np.arange(len(selectors)), "selector": selectors,
                              "is_create": np.array([n in sim.CREATES for n in sim.KINDS])})
@@ -240,7 +242,9 @@ def _materialize(con, chain: sim.Chain, seed: int, step) -> dict[str, int]:
         LEFT JOIN addr re ON re.aid = t.recipient LEFT JOIN addr ro ON ro.aid = t.router
         ORDER BY t.row""")
 
-    step(_STEPS[3], 4, len(_STEPS) + 1)
+
+def _logs(con, chain: sim.Chain, seed: int) -> None:
+    """Logs, staged in `log_stage` (emitter, indexed addresses, amount) for token_transfers."""
     amount = """CASE tp.amount_role WHEN 'tokens' THEN t.amt_tokens WHEN 'tokens_out' THEN t.amt_tokens_out
                      WHEN 'wei' THEN CAST(t.value_gwei AS HUGEINT) * 1000000000 WHEN 'wei_out' THEN CAST(t.value_out_gwei AS HUGEINT) * 1000000000
                      WHEN 'supply' THEN (SELECT supply FROM token_meta m WHERE m.aid = l.a0) END"""
@@ -263,14 +267,19 @@ def _materialize(con, chain: sim.Chain, seed: int, step) -> dict[str, int]:
                l.topics, k.ts, k.number, k.hash
         FROM log_stage l JOIN blk k ON k.idx = l.block ORDER BY l.row, l.position""")
 
-    step(_STEPS[4], 5, len(_STEPS) + 1)
+
+def _token_transfers(con, chain: sim.Chain, seed: int) -> None:
+    """Token transfers: the Transfer logs of `log_stage`, with the token id for NFTs."""
     con.execute("""
         INSERT INTO token_transfers
         SELECT l.emitter, l.addr1, l.addr2, CAST(CASE WHEN l.token_slot > 0 THEN l.token_id ELSE l.amount END AS VARCHAR),
                l.transaction_hash, l.log_index, k.ts, k.number, k.hash
         FROM log_stage l JOIN blk k ON k.idx = l.block WHERE l.event = 'transfer' ORDER BY l.row, l.position""")
 
-    step(_STEPS[5], 6, len(_STEPS) + 1)
+
+def _traces(con, chain: sim.Chain, seed: int) -> None:
+    """Traces: each transaction's top-level call or creation, then its template's internal calls."""
+    s = _seed_text(seed)
     value = """CASE tp.amount_role WHEN 'wei' THEN CAST(t.value_gwei AS HUGEINT) * 1000000000
                     WHEN 'wei_out' THEN CAST(t.value_out_gwei AS HUGEINT) * 1000000000
                     WHEN 'wei_seller' THEN CAST(t.value_gwei AS HUGEINT) * 975000000
@@ -306,7 +315,10 @@ def _materialize(con, chain: sim.Chain, seed: int, step) -> dict[str, int]:
         ) r JOIN blk k ON k.idx = r.block
         ORDER BY r.row, r.position""")
 
-    step(_STEPS[6], 7, len(_STEPS) + 1)
+
+def _contracts(con, chain: sim.Chain, seed: int) -> None:
+    """Contracts: those created by the window's successful create traces and the older ones the window calls."""
+    s = _seed_text(seed)
     erc20_list = "['" + "','".join(sim.ERC20_SIGHASHES) + "']"
     erc721_list = "['" + "','".join(sim.ERC721_SIGHASHES) + "']"
     old = _old_contracts(chain, seed)
@@ -326,7 +338,9 @@ def _materialize(con, chain: sim.Chain, seed: int, step) -> dict[str, int]:
         FROM old_contracts o JOIN addr a ON a.aid = o.aid
         ORDER BY 7, 1""")
 
-    step(_STEPS[7], 8, len(_STEPS) + 1)
+
+def _tokens(con, chain: sim.Chain, seed: int) -> None:
+    """Tokens: the metadata of every token contract, at its creation block."""
     con.execute("""
         INSERT INTO tokens
         SELECT c.address, m.symbol, m.name, CASE WHEN m.decimals >= 0 THEN CAST(m.decimals AS VARCHAR) END,
@@ -334,7 +348,10 @@ def _materialize(con, chain: sim.Chain, seed: int, step) -> dict[str, int]:
         FROM token_meta m JOIN addr a ON a.aid = m.aid JOIN contracts c ON c.address = a.address
         ORDER BY c.block_number, c.address""")
 
-    step(_STEPS[8], 9, len(_STEPS) + 1)
+
+def _balances(con, chain: sim.Chain, seed: int) -> None:
+    """Balances: every address's net ether flow plus, for most addresses, an opening balance."""
+    s = _seed_text(seed)
     con.execute(f"""
         INSERT INTO balances
         WITH flows AS (
@@ -359,10 +376,36 @@ def _materialize(con, chain: sim.Chain, seed: int, step) -> dict[str, int]:
                       ELSE CAST(pow(10, 14 + (hash({s} || ':bal:' || address) % 7000000) / 1000000.0) AS DECIMAL(38, 9)) END
         FROM flows GROUP BY address ORDER BY address""")
 
-    step(_STEPS[9], 10, len(_STEPS) + 1)
+
+def _describe(con, chain: sim.Chain, seed: int) -> None:
+    """The tables' remaining statements (descriptions), once every row is in."""
     for name in tables():
         for stmt in create_statements(name)[1:]:
             con.execute(stmt)
+
+
+_STEPS = (
+    ("addresses and tokens", _stage),
+    ("blocks", _blocks),
+    ("transactions", _transactions),
+    ("logs", _logs),
+    ("token transfers", _token_transfers),
+    ("traces", _traces),
+    ("contracts", _contracts),
+    ("tokens", _tokens),
+    ("balances", _balances),
+    ("descriptions", _describe),
+)
+
+
+def _materialize(con, chain: sim.Chain, seed: int, step) -> dict[str, int]:
+    """Create the tables, fill them one step per table in the order they read each other, then describe them."""
+    for name in tables():
+        for stmt in create_statements(name)[:1]:
+            con.execute(stmt)
+    for done, (label, fill) in enumerate(_STEPS, start=1):
+        step(label, done, len(_STEPS) + 1)
+        fill(con, chain, seed)
     return {name: con.execute(f"SELECT count(*) FROM {name}").fetchone()[0] for name in tables()}
 
 

@@ -235,7 +235,33 @@ def _fill_blocks(rng, demand: np.ndarray, progress_step):
     return counts, out_fee, out_gas, out_blob_gas, out_excess, kind[:pos], gas[:pos], blobs[:pos], fail[:pos]
 
 
+ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+WETH = "0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2"
+
+
+@dataclass(frozen=True)
+class _AddressIds:
+    """Address ids (aid) in ranges: EOAs, then named addresses, then older contracts, then contracts created here."""
+
+    n_eoa: int
+    named: dict[str, int]  # fixed address text -> aid
+    n_old: int
+
+    @property
+    def old0(self) -> int:
+        return self.n_eoa + len(self.named)
+
+    @property
+    def new0(self) -> int:
+        return self.old0 + self.n_old
+
+
 def simulate(*, days: int, end: date, scale: float, seed: int, progress_step=lambda i: None) -> Chain:
+    """The chain of the `days` full UTC days before `end`.
+
+    Every part is drawn from one Generator in a fixed order (slots, demand, the blocks' transaction pool, miners,
+    transactions, withdrawals, logs, traces): the helpers below must keep their order for a seed to give the same chain.
+    """
     rng = np.random.default_rng([seed, end.toordinal(), days, int(round(scale * 1e9))])
     wk = well_known()
     end_ts = epoch(end)
@@ -243,34 +269,85 @@ def simulate(*, days: int, end: date, scale: float, seed: int, progress_step=lam
     ts, numbers = _slots(rng, start_ts, end_ts, scale)
     demand = _demand(rng, ts, start_ts, days)
     counts, base_fee, gas_used, blob_gas, excess, kind, tx_gas, blobs, fail = _fill_blocks(rng, demand, progress_step)
-    n_blocks, n_tx = len(ts), len(kind)
+    n_blocks = len(ts)
+    ids = _address_ids(wk, len(kind))
+    miner, solo = _miners(rng, wk, ids, n_blocks)
+    blocks = dict(idx=np.arange(n_blocks), number=numbers, ts=ts, base_fee=base_fee, gas_used=gas_used, tx_count=counts,
+                  miner=miner, solo=solo.astype(np.int8), blob_gas=blob_gas, excess_blob=excess)
+    txs, contracts = _transactions(rng, wk, ids, counts, base_fee, kind, tx_gas, blobs, fail)
+    withdrawals = _withdrawals(rng, wk, ids, n_blocks)
+    named, weth = ids.named, ids.named[WETH]
+    logs = _expand(LOGS, txs, rng, {"weth": weth, "zero": named[ZERO_ADDRESS],
+                                    "market_fee": named[wk["marketplace"]["fee_recipient"]]})
+    traces = _expand(TRACES, txs, rng, {"weth": weth, "market_fee": named[wk["marketplace"]["fee_recipient"]]})
+    return Chain(blocks, txs, logs, traces, withdrawals, contracts, ids.n_eoa, ids.n_old, named)
 
-    # ---- address ids: EOAs, then named addresses, then older contracts, then contracts created here ----
+
+def _address_ids(wk: dict, n_tx: int) -> _AddressIds:
+    """How many EOAs and older contracts a chain of `n_tx` transactions has, and the named addresses' ids between them."""
     n_eoa = max(2000, n_tx // 6)
     named_list = (
         [b["address"] for b in wk["fee_recipients"]] + [t["address"] for t in wk["erc20"]] + [t["address"] for t in wk["erc721"]]
         + [r["address"] for r in wk["routers"]] + [wk["marketplace"]["address"], wk["marketplace"]["fee_recipient"],
-                                                    wk["staking"]["lido_withdrawal_vault"], "0x0000000000000000000000000000000000000000"]
+                                                    wk["staking"]["lido_withdrawal_vault"], ZERO_ADDRESS]
     )
     named = {a: n_eoa + i for i, a in enumerate(named_list)}
-    n_old = max(300, n_tx // 400)
-    old0 = n_eoa + len(named)
-    new0 = old0 + n_old
+    return _AddressIds(n_eoa=n_eoa, named=named, n_old=max(300, n_tx // 400))
 
-    # ---- blocks ----
-    # The named builders, then a geometric tail of smaller builders (so a top-10 has no ties), then solo stakers.
+
+def _miners(rng, wk: dict, ids: _AddressIds, n_blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each block's fee recipient and whether a solo staker proposed it.
+
+    The named builders, then a geometric tail of smaller builders (so a top-10 has no ties), then solo stakers.
+    """
     named_shares = [b["share"] for b in wk["fee_recipients"]]
     tail_shares = [SMALL_BUILDER_SHARE * SMALL_BUILDER_DECAY**k for k in range(SMALL_BUILDERS)]
     shares = np.array(named_shares + tail_shares)
-    recipients = np.array([named[b["address"]] for b in wk["fee_recipients"]] + list(rng.choice(n_eoa, SMALL_BUILDERS, replace=False)))
+    recipients = np.array([ids.named[b["address"]] for b in wk["fee_recipients"]]
+                          + list(rng.choice(ids.n_eoa, SMALL_BUILDERS, replace=False)))
     solo = rng.random(n_blocks) < 1 - shares.sum()
-    miner = np.where(solo, rng.integers(0, n_eoa, n_blocks), recipients[rng.choice(len(shares), n_blocks, p=shares / shares.sum())])
-    blocks = dict(idx=np.arange(n_blocks), number=numbers, ts=ts, base_fee=base_fee, gas_used=gas_used, tx_count=counts,
-                  miner=miner, solo=solo.astype(np.int8), blob_gas=blob_gas, excess_blob=excess)
+    miner = np.where(solo, rng.integers(0, ids.n_eoa, n_blocks), recipients[rng.choice(len(shares), n_blocks, p=shares / shares.sum())])
+    return miner, solo
 
-    # ---- transactions ----
-    block_of = np.repeat(np.arange(n_blocks), counts)
-    fee = base_fee[block_of]
+
+def _transactions(rng, wk: dict, ids: _AddressIds, counts, base_fee, kind, tx_gas, blobs, fail) -> tuple[dict, dict]:
+    """The transactions as columns (one row each, grouped by block), and the contracts they created."""
+    n_tx, n_eoa = len(kind), ids.n_eoa
+    block_of = np.repeat(np.arange(len(counts)), counts)
+    kind, tx_gas, blobs, fail, tip, tx_type, effective, max_fee = _fees_in_block_order(
+        rng, base_fee[block_of], block_of, kind, tx_gas, blobs, fail)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    tx_index = np.arange(n_tx) - np.repeat(starts, counts)
+    gas_limit = np.where(kind == K["eth_transfer"], 21000, (tx_gas * rng.uniform(1.05, 1.6, n_tx)).astype(np.int64))
+    sender = _power_law(rng, n_eoa, n_tx)
+    sender_perm = rng.permutation(n_eoa)
+    sender = sender_perm[sender]
+    recipient = rng.permutation(n_eoa)[_power_law(rng, n_eoa, n_tx, 1.0)]
+    tx_blk = block_of  # rows are still grouped by block after the within-block sort
+    created, ok_create = _created(ids, kind, fail)
+    parties = _counterparties(rng, wk, ids, kind, tx_blk, created, ok_create, recipient)
+    sender = np.where(kind == K["blob_batch"], rng.integers(0, 3, n_tx), sender)
+    value, value_out, token_usd, token_id = _values(rng, kind)
+    txs = dict(
+        row=np.arange(n_tx), block=tx_blk, tx_index=tx_index, kind=kind.astype(np.int64), gas_used=tx_gas,
+        gas=gas_limit, tip=tip, tx_type=tx_type, effective=effective, max_fee=max_fee, blobs=blobs, status=(~fail).astype(np.int64),
+        sender=sender, to=parties["to"], recipient=recipient, token=parties["token"], token_out=parties["token_out"],
+        nft=parties["nft"], router=parties["router"], pool=parties["pool"], implementation=parties["implementation"],
+        seller=recipient[::-1].copy(), created=created, value_gwei=value,
+        value_out_gwei=value_out, token_usd=token_usd, token_id=token_id,
+    )
+    csum = np.cumsum(tx_gas)
+    txs["cumulative"] = csum - np.repeat(np.concatenate(([0], csum))[starts], counts)
+    contracts = dict(aid=created[ok_create], row=np.flatnonzero(ok_create), kind=kind[ok_create].astype(np.int64))
+    return txs, contracts
+
+
+def _fees_in_block_order(rng, fee, block_of, kind, tx_gas, blobs, fail) -> tuple[np.ndarray, ...]:
+    """Tips, transaction types and fees; then each block's transactions sorted best-paying first, as builders order them.
+
+    Returns kind, gas used, blobs, failure, tip, type, effective gas price and max fee, all in that order.
+    """
+    n_tx = len(kind)
     tip = np.where(rng.random(n_tx) < 0.06, 0, _loguniform(rng, 0.002 * GWEI, 3 * GWEI, n_tx))
     hot = np.isin(kind, [K["swap_eth_in"], K["swap_eth_out"], K["swap_tokens"], K["nft_mint"]])
     tip = np.where(hot & (rng.random(n_tx) < 0.2), tip * rng.uniform(3, 40, n_tx), tip).astype(np.int64)
@@ -281,41 +358,44 @@ def simulate(*, days: int, end: date, scale: float, seed: int, progress_step=lam
     effective = fee + tip
     max_fee = np.where(legacy, 0, (fee * rng.uniform(1.15, 2.5, n_tx)).astype(np.int64) + tip)
     order = np.lexsort((-tip, block_of))  # builders put the best-paying transactions first
-    kind, tx_gas, blobs, fail, tip, tx_type, effective, max_fee = (
-        a[order] for a in (kind, tx_gas, blobs, fail, tip, tx_type, effective, max_fee))
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    tx_index = np.arange(n_tx) - np.repeat(starts, counts)
-    gas_limit = np.where(kind == K["eth_transfer"], 21000, (tx_gas * rng.uniform(1.05, 1.6, n_tx)).astype(np.int64))
-    sender = _power_law(rng, n_eoa, n_tx)
-    sender_perm = rng.permutation(n_eoa)
-    sender = sender_perm[sender]
-    recipient = rng.permutation(n_eoa)[_power_law(rng, n_eoa, n_tx, 1.0)]
-    tx_blk = block_of  # rows are still grouped by block after the within-block sort
+    return tuple(a[order] for a in (kind, tx_gas, blobs, fail, tip, tx_type, effective, max_fee))
 
-    # contracts created here: top-level creations and factory children, numbered in chain order
+
+def _created(ids: _AddressIds, kind, fail) -> tuple[np.ndarray, np.ndarray]:
+    """The aid each transaction created (-1 if none) and which did: top-level creations and factory children,
+    numbered in chain order after the older contracts."""
     is_create = np.isin(kind, [K[c] for c in CREATES]) | (kind == K["factory_create"])
-    created = np.full(n_tx, -1, np.int64)
+    created = np.full(len(kind), -1, np.int64)
     ok_create = is_create & ~fail
-    created[ok_create] = new0 + np.arange(ok_create.sum())
-    new_kind = kind[ok_create]
-    new_blk = tx_blk[ok_create]
+    created[ok_create] = ids.new0 + np.arange(ok_create.sum())
+    return created, ok_create
+
+
+def _pick_new(rng, new_aid, new_kind, new_blk, tx_blk, pool_kind: str, share: float) -> np.ndarray:
+    """Per transaction, a token created earlier in the window (recent ones busier) for about `share` of them, or -1."""
+    n_tx = len(tx_blk)
+    mask = new_kind == K[pool_kind]
+    aids, blks = new_aid[mask], new_blk[mask]
+    available = np.searchsorted(blks, tx_blk, side="left")
+    use = (rng.random(n_tx) < share) & (available > 0)
+    back = np.floor(available * rng.random(n_tx) ** 3).astype(np.int64)
+    return np.where(use, aids[np.clip(available - 1 - back, 0, max(len(aids) - 1, 0))] if len(aids) else -1, -1)
+
+
+def _counterparties(rng, wk: dict, ids: _AddressIds, kind, tx_blk, created, ok_create, recipient) -> dict[str, np.ndarray]:
+    """What each transaction touches: its tokens, NFT collection, router, pool, proxy implementation and `to` address."""
+    n_tx, named, old0, n_old = len(kind), ids.named, ids.old0, ids.n_old
+    new_aid, new_kind, new_blk = created[ok_create], kind[ok_create], tx_blk[ok_create]
+
+    def pick_new(pool_kind: str, share: float) -> np.ndarray:
+        return _pick_new(rng, new_aid, new_kind, new_blk, tx_blk, pool_kind, share)
 
     erc20 = wk["erc20"]
     erc20_aid = np.array([named[t["address"]] for t in erc20])
     erc20_w = np.array([t["weight"] for t in erc20], float)
     nft_aid = np.array([named[t["address"]] for t in wk["erc721"]])
     nft_w = np.array([t["weight"] for t in wk["erc721"]], float)
-    weth = named["0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2"]
-
-    def pick_new(pool_kind: str, share: float) -> np.ndarray:
-        """A token created earlier in the window (recent ones busier), or -1."""
-        mask = new_kind == K[pool_kind]
-        aids, blks = created[ok_create][mask], new_blk[mask]
-        available = np.searchsorted(blks, tx_blk, side="left")
-        use = (rng.random(n_tx) < share) & (available > 0)
-        back = np.floor(available * rng.random(n_tx) ** 3).astype(np.int64)
-        return np.where(use, aids[np.clip(available - 1 - back, 0, max(len(aids) - 1, 0))] if len(aids) else -1, -1)
-
+    weth = named[WETH]
     token = np.where((new := pick_new("create_erc20", 0.15)) >= 0, new, erc20_aid[rng.choice(len(erc20), n_tx, p=erc20_w / erc20_w.sum())])
     token_out = np.where((new := pick_new("create_erc20", 0.25)) >= 0, new, erc20_aid[rng.choice(len(erc20), n_tx, p=erc20_w / erc20_w.sum())])
     token_out = np.where(token_out == token, weth, token_out)
@@ -339,9 +419,12 @@ def simulate(*, days: int, end: date, scale: float, seed: int, progress_step=lam
     )
     # factory calls go to a handful of factories among the older contracts
     to = np.where(kind == K["factory_create"], old0 + rng.integers(0, 5, n_tx), to)
-    sender = np.where(kind == K["blob_batch"], rng.integers(0, 3, n_tx), sender)
+    return dict(token=token, token_out=token_out, nft=nft, router=router, pool=pool, implementation=implementation, to=to)
 
-    # ether moved, in gwei (wei = gwei * 1e9 keeps values within int64)
+
+def _values(rng, kind) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Ether moved in and out, in gwei (wei = gwei * 1e9 keeps values within int64); token amounts in USD; token ids."""
+    n_tx = len(kind)
     eth_gwei = np.round(rng.lognormal(np.log(0.05), 2.0, n_tx) * GWEI).astype(np.int64)
     value = np.select(
         [kind == K["eth_transfer"], kind == K["swap_eth_in"], kind == K["nft_sale"], kind == K["nft_mint"]],
@@ -351,30 +434,18 @@ def simulate(*, days: int, end: date, scale: float, seed: int, progress_step=lam
     value_out = np.where(kind == K["swap_eth_out"], eth_gwei, 0)
     token_usd = rng.lognormal(np.log(300), 2.0, n_tx)
     token_id = rng.integers(1, 10000, n_tx)
-    txs = dict(
-        row=np.arange(n_tx), block=tx_blk, tx_index=tx_index, kind=kind.astype(np.int64), gas_used=tx_gas,
-        gas=gas_limit, tip=tip, tx_type=tx_type, effective=effective, max_fee=max_fee, blobs=blobs, status=(~fail).astype(np.int64),
-        sender=sender, to=to, recipient=recipient, token=token, token_out=token_out, nft=nft, router=router, pool=pool,
-        implementation=implementation, seller=recipient[::-1].copy(), created=created, value_gwei=value,
-        value_out_gwei=value_out, token_usd=token_usd, token_id=token_id,
-    )
-    csum = np.cumsum(tx_gas)
-    txs["cumulative"] = csum - np.repeat(np.concatenate(([0], csum))[starts], counts)
+    return value, value_out, token_usd, token_id
 
-    # ---- withdrawals: 16 per block ----
+
+def _withdrawals(rng, wk: dict, ids: _AddressIds, n_blocks: int) -> dict[str, np.ndarray]:
+    """Sixteen validator withdrawals a block, about 30 % of them to Lido's vault; a few are full 32-ether exits."""
     n_w = n_blocks * 16
-    lido = named[wk["staking"]["lido_withdrawal_vault"]]
-    withdrawals = dict(
+    lido = ids.named[wk["staking"]["lido_withdrawal_vault"]]
+    return dict(
         block=np.repeat(np.arange(n_blocks), 16), slot=np.tile(np.arange(16), n_blocks),
-        address=np.where(rng.random(n_w) < 0.3, lido, rng.integers(0, n_eoa, n_w)),
+        address=np.where(rng.random(n_w) < 0.3, lido, rng.integers(0, ids.n_eoa, n_w)),
         amount_gwei=np.where(rng.random(n_w) < 0.01, 32 * GWEI + rng.integers(0, GWEI // 50, n_w), rng.integers(14_000_000, 20_000_000, n_w)),
     )
-
-    logs = _expand(LOGS, txs, rng, {"weth": weth, "zero": named["0x0000000000000000000000000000000000000000"],
-                                    "market_fee": named[wk["marketplace"]["fee_recipient"]]})
-    traces = _expand(TRACES, txs, rng, {"weth": weth, "market_fee": named[wk["marketplace"]["fee_recipient"]]})
-    contracts = dict(aid=created[ok_create], row=np.flatnonzero(ok_create), kind=new_kind.astype(np.int64))
-    return Chain(blocks, txs, logs, traces, withdrawals, contracts, n_eoa, n_old, named)
 
 
 def _expand(templates: dict, txs: dict, rng, constants: dict[str, int]) -> dict[str, np.ndarray]:
