@@ -107,7 +107,6 @@ def sample_batch(
     token is kept only while the sampler draws it from the model's own distribution at its place, so the samples
     are those of plain decoding; SQL copies addresses, names and whole clauses, which then cost one step.
     """
-    import llama_cpp
     from llama_cpp._internals import LlamaBatch
 
     n = len(prompts)
@@ -119,61 +118,85 @@ def sample_batch(
     if shared + sum(len(p) - shared + max_tokens for p in prompts) > llama.n_ctx():
         raise ValueError("Requested tokens exceed context window")
     evaluate_prompt(llama, prompts[0][:shared] if not same else prompts[0])
-    context, vocab = llama._ctx, llama._model.vocab
+    context = llama._ctx
     for seq_id in range(1, n):
         context.kv_cache_seq_cp(0, seq_id, 0, shared)
     sequences = [_Sequence(seq_id, _sampler(temperature, top_p, seeds[seq_id])) for seq_id in range(n)]
-    lookups = {}
-    if draft_tokens:
-        by_prompt = {id(p): LookupDrafts(p, draft_tokens) for p in ([prompts[0]] if same else prompts)}
-        lookups = {seq_id: by_prompt[id(prompts[0] if same else prompts[seq_id])].fork() for seq_id in range(n)}
+    lookups = _lookups(prompts, same, draft_tokens)
     batch = LlamaBatch(n_tokens=max(n * (1 + draft_tokens), llama.n_batch), embd=0, n_seq_max=1, verbose=False)
     try:
         if same:
             logit_rows = {seq_id: [-1] for seq_id in range(n)}  # every sample starts from the prompt's logits
         else:
             logit_rows = {seq_id: [row] for seq_id, row in _evaluate_suffixes(context, batch, prompts, shared, llama.n_batch).items()}
-        starts = [len(p) for p in prompts]
-        drafts: dict[int, list[int]] = {seq_id: [] for seq_id in range(n)}
-        while True:
-            rows = []
-            for sequence in sequences:
-                if sequence.done:
-                    continue
-                seq_id = sequence.seq_id
-                before = len(sequence.tokens)
-                token = _sample_along(sequence, context, logit_rows[seq_id], drafts[seq_id], llama, vocab, stop,
-                                      max_tokens, llama_cpp.llama_vocab_is_eog)
-                if sequence.done:
-                    continue
-                position = starts[seq_id] + len(sequence.tokens) - 1  # of `token`, the one sample not yet decoded
-                if drafts[seq_id]:
-                    context.kv_cache_seq_rm(seq_id, position, -1)  # the drafted tokens it did not draw
-                    lookups[seq_id].judge(accepted=len(sequence.tokens) - before - 1, drafted=len(drafts[seq_id]))
-                drafted = []
-                if seq_id in lookups:
-                    lookups[seq_id].extend(sequence.tokens[len(lookups[seq_id].own):])
-                    drafted = lookups[seq_id].draft(max_tokens - len(sequence.tokens))
-                drafts[seq_id] = drafted
-                first = len(rows)
-                rows += [(t, position + i, seq_id, True) for i, t in enumerate([token, *drafted])]
-                logit_rows[seq_id] = list(range(first, len(rows)))
-            if not rows:
-                break
-            _fill(batch, rows)
-            context.decode(batch)
+        _decode_until_done(llama, batch, sequences, logit_rows, lookups, [len(p) for p in prompts], stop, max_tokens)
     finally:
-        batch.close()
-        for sequence in sequences:
-            sequence.sampler.close()
-        for seq_id in range(1, n):
-            context.kv_cache_seq_rm(seq_id, -1, -1)
-        first = prompts[0]
-        context.kv_cache_seq_rm(0, len(first), -1)
-        llama.input_ids[: len(first)] = first
-        llama.n_tokens = len(first)
-        llama._requires_eval = True  # the last logits belong to a sample, not to the prompt
+        _release(llama, batch, sequences, prompts[0])
     return [(_cut_at_stop(sequence.text, stop), len(sequence.tokens)) for sequence in sequences]
+
+
+def _lookups(prompts: list[list[int]], same: bool, draft_tokens: int) -> dict[int, "LookupDrafts"]:
+    """Each sequence's prompt lookup (none without `draft_tokens`); identical prompts index their prompt once."""
+    if not draft_tokens:
+        return {}
+    by_prompt = [LookupDrafts(p, draft_tokens) for p in (prompts[:1] if same else prompts)]
+    return {seq_id: by_prompt[0 if same else seq_id].fork() for seq_id in range(len(prompts))}
+
+
+def _decode_until_done(llama, batch, sequences: list[_Sequence], logit_rows: dict[int, list[int]],
+                       lookups: dict[int, "LookupDrafts"], starts: list[int], stop: tuple[str, ...], max_tokens: int) -> None:
+    """The decoding loop: sample each live sequence's next tokens from its logits rows, then decode every sequence's
+    new token and drafts in one batch, until no sequence is live. `starts` are the prompts' lengths."""
+    import llama_cpp
+
+    context, vocab = llama._ctx, llama._model.vocab
+    drafts: dict[int, list[int]] = {sequence.seq_id: [] for sequence in sequences}
+    while True:
+        rows = []
+        for sequence in sequences:
+            if sequence.done:
+                continue
+            seq_id = sequence.seq_id
+            before = len(sequence.tokens)
+            token = _sample_along(sequence, context, logit_rows[seq_id], drafts[seq_id], llama, vocab, stop,
+                                  max_tokens, llama_cpp.llama_vocab_is_eog)
+            if sequence.done:
+                continue
+            position = starts[seq_id] + len(sequence.tokens) - 1  # of `token`, the one sample not yet decoded
+            if drafts[seq_id]:
+                context.kv_cache_seq_rm(seq_id, position, -1)  # the drafted tokens it did not draw
+                lookups[seq_id].judge(accepted=len(sequence.tokens) - before - 1, drafted=len(drafts[seq_id]))
+            drafts[seq_id] = _draft(lookups.get(seq_id), sequence, max_tokens)
+            first = len(rows)
+            rows += [(t, position + i, seq_id, True) for i, t in enumerate([token, *drafts[seq_id]])]
+            logit_rows[seq_id] = list(range(first, len(rows)))
+        if not rows:
+            break
+        _fill(batch, rows)
+        context.decode(batch)
+
+
+def _draft(lookup: "LookupDrafts | None", sequence: _Sequence, max_tokens: int) -> list[int]:
+    """The tokens to decode beside the sequence's new one: its lookup's draft, fed the tokens sampled since."""
+    if lookup is None:
+        return []
+    lookup.extend(sequence.tokens[len(lookup.own):])
+    return lookup.draft(max_tokens - len(sequence.tokens))
+
+
+def _release(llama, batch, sequences: list[_Sequence], first: list[int]) -> None:
+    """Free the batch and samplers and leave the context holding just the first prompt, so the next call reuses
+    its prefix like any other (the last logits belong to a sample, so they must be evaluated again)."""
+    batch.close()
+    for sequence in sequences:
+        sequence.sampler.close()
+    context = llama._ctx
+    for seq_id in range(1, len(sequences)):
+        context.kv_cache_seq_rm(seq_id, -1, -1)
+    context.kv_cache_seq_rm(0, len(first), -1)
+    llama.input_ids[: len(first)] = first
+    llama.n_tokens = len(first)
+    llama._requires_eval = True  # the last logits belong to a sample, not to the prompt
 
 
 def _sample_along(sequence: _Sequence, context, rows: list[int], drafted: list[int], llama, vocab, stop, max_tokens,
