@@ -154,15 +154,16 @@ def revision_loop(
     known = [replace(ex, candidate=replace(ex.candidate, votes=votes.get(key(ex.candidate.sql), ex.candidate.votes))) for ex in known]
     executed: dict[str, Execution] = {key(ex.candidate.sql): ex for ex in known}
     pending: list[Candidate] = candidates
-    revised_from: dict[int, Execution] = {}  # id of a revision in `pending` -> the failure it tries to fix
+    # revised_from[i]: the failure pending[i] is a revision of (None for the first round's candidates)
+    revised_from: list[Execution | None] = [None] * len(pending)
     revisions = 0
     for round_no in range(rounds + 1):
         fresh, unresolved = [], []
-        for cand in pending:
+        for cand, source in zip(pending, revised_from):
             k = key(cand.sql)
             if k in executed or k in {key(c.sql) for c in fresh}:
-                if id(cand) in revised_from and k in executed and executed[k].failed:
-                    unresolved.append(revised_from[id(cand)])  # the fix repeats a failed query: still open
+                if source is not None and k in executed and executed[k].failed:
+                    unresolved.append(source)  # the fix repeats a failed query: still open
                 continue
             fresh.append(cand)
         results = execute_candidates(fresh, validate, execute)
@@ -181,5 +182,5 @@ def revision_loop(
         failed = sorted(failed, key=promise)[: max_revisions - revisions]
         revisions += len(failed)
         pending = revise_all(failed, ctx, model, seed, round_no + 1, repair, shorten)
-        revised_from = {id(cand): ex for cand, ex in zip(pending, failed)}
+        revised_from = list(failed)  # revise_all returns one revision per failure, in order
     return list(executed.values())
