@@ -16,7 +16,7 @@ from askchain.db.connect import resolve_database
 from askchain.errors import AskchainError
 from askchain.inputs import utf8_text
 from askchain.llm.base import ChatModel, track_usage
-from askchain.pipeline.graph import run_graph
+from askchain.pipeline.flow import run_pipeline
 from askchain.pipeline.methods import method_settings
 from askchain.pipeline.result import AskResult
 from askchain.pipeline.run import Models, Run
@@ -61,7 +61,7 @@ def ask(
               resources=resources)
     started = time.perf_counter()
     with track_usage() as usage:
-        final = run_graph(run, on_event)
+        final = run_pipeline(run, on_event)
     if configured.pipeline.traces:
         trace.save(settings.paths.data("traces", "x").parent)
     abstention = final.get("abstention")

@@ -44,6 +44,8 @@ def test_the_graph_is_compiled_once_per_configuration(db):
         ask(question, db, method="pipeline", model=ScriptedModel(lambda r, i: COUNT), settings=settings)
     assert compiled_graph.cache_info().misses == 1 and compiled_graph.cache_info().hits == 2
     ask("How many singers?", db, method="baseline", model=ScriptedModel(lambda r, i: COUNT), settings=settings)
+    assert compiled_graph.cache_info().misses == 1, "the baseline's chain of stages runs without a graph"
+    ask("How many singers?", db, method="pipeline", model=ScriptedModel(lambda r, i: COUNT), settings=quiet())
     assert compiled_graph.cache_info().misses == 2, "another configuration, another graph"
 
 

@@ -6,68 +6,32 @@ question planned in several steps goes to `steps`, which answers each step with 
 
 A graph is compiled once per configuration shape (which stages and generators run) and reused for every question:
 the question's run travels as the graph's runtime context, events leave through LangGraph's custom stream, and
-each node times its stage, meters its tokens and records it in the trace."""
+each node times its stage, meters its tokens and records it in the trace. A configuration whose graph is a chain of
+stages runs without LangGraph (askchain.pipeline.flow), so this module and LangGraph load only for the others."""
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any, Callable
 
-from langgraph.graph import END, START, StateGraph
-from langgraph.runtime import Runtime
-
 from askchain.config import PipelineSettings
-from askchain.llm.base import track_usage
+from askchain.errors import require
 from askchain.pipeline import stages
+from askchain.pipeline.flow import RETRIEVAL, Shape, run_stage
 from askchain.pipeline.run import Run
 from askchain.pipeline.stages import State, StageOutput
 
-#: Context retrieval's parallel stages and the settings that switch them on.
-RETRIEVAL: dict[str, tuple[Callable[[State, Run], StageOutput], Callable[[PipelineSettings], bool]]] = {
-    "examples": (stages.find_examples, lambda cfg: cfg.examples_k > 0),
-    "schema_linking": (stages.link, lambda cfg: cfg.schema_linking != "never"),
-    "values": (stages.find_values, lambda cfg: cfg.value_retrieval),
-    "definitions": (stages.find_definitions, lambda cfg: cfg.semantic_layer),
-}
+require("langgraph", "pipeline")
 
-
-@dataclass(frozen=True)
-class Shape:
-    """What decides a graph's nodes and edges; everything else in the settings is read by the stages at run time."""
-
-    retrieval: tuple[str, ...]
-    generators: tuple[str, ...]  # the enabled generators other than the draft's and the lead
-    answer: bool
-    answerable: bool  # whether a question is checked for data the schema lacks before SQL is written
-    planner: bool  # whether a question may be split into steps, each answered by the graph without a planner
-
-    @classmethod
-    def of(cls, cfg: PipelineSettings) -> "Shape":
-        others = tuple(name for name in stages.enabled_generators(cfg)
-                       if name not in (cfg.draft_generator, cfg.lead_generator))
-        return cls(tuple(name for name, (_, on) in RETRIEVAL.items() if on(cfg)), others, cfg.answer,
-                   cfg.abstention != "none", cfg.planner != "never")
+from langgraph.graph import END, START, StateGraph  # noqa: E402
+from langgraph.runtime import Runtime  # noqa: E402
 
 
 def staged(name: str, fn: Callable[[State, Run], StageOutput]):
-    """A graph node running one stage: start/end events, seconds and tokens in the trace."""
+    """A graph node running one stage (`run_stage`): start/end events, seconds and tokens in the trace."""
 
     def node(state: State, runtime: Runtime[Run]) -> dict[str, Any]:
-        run, write = runtime.context, runtime.stream_writer
-        write({"type": "stage", "stage": name, "status": "start"})
-        started = time.perf_counter()
-        record: dict[str, Any] = {}
-        try:
-            with track_usage() as usage:
-                update, record = fn(state, run)
-        finally:
-            seconds = time.perf_counter() - started
-            if run.trace is not None:
-                run.trace.record(name, seconds, usage.as_dict(), **record)
-            write({"type": "stage", "stage": name, "status": "end", "seconds": round(seconds, 3)})
-        return update
+        return run_stage(name, fn, state, runtime.context, runtime.stream_writer)
 
     return node
 

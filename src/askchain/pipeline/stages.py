@@ -1,8 +1,9 @@
 """The stages of answering one question, as plain functions of the graph's state and the question's run.
 
-Each returns (state update, what the trace keeps of it) and may stream events to the caller. Every method is
-these stages in one graph (askchain.pipeline.graph), configured differently: the baseline and self-consistency
-switch retrieval and validation off and sample the direct prompt once or six times (`methods:` in settings.yaml).
+Each returns (state update, what the trace keeps of it) and may stream events to the caller (`emit`). Every method
+is these stages in one graph (askchain.pipeline.graph), configured differently: the baseline and self-consistency
+switch retrieval and validation off and sample the direct prompt once or six times (`methods:` in settings.yaml), so
+their graph is a chain, run without LangGraph (askchain.pipeline.flow).
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import logging
 import operator
 from dataclasses import replace
 from typing import Annotated, Any, Callable, Sequence, TypedDict
-
-from langgraph.config import get_stream_writer
 
 from askchain.answer import chart_spec, rewrite_followup, summarize
 from askchain.config import Settings
@@ -27,6 +26,7 @@ from askchain.generation.sql_text import normalize_sql
 from askchain.llm.base import Message
 from askchain.pipeline import abstain, confidence as confidence_rules
 from askchain.pipeline.coverage import Coverage, coverage
+from askchain.pipeline.events import emit
 from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
 from askchain.pipeline.run import Run
@@ -65,15 +65,6 @@ class State(TypedDict, total=False):
     abstention: abstain.Abstention  # set when the data cannot answer the question: no SQL, this answer
     confidence: dict[str, Any]  # level, reasons, alternatives
     answer: dict[str, Any]
-
-
-def emit(event: dict[str, Any]) -> None:
-    """Stream an event to whoever runs the graph (LangGraph's custom stream); a stage called directly drops it."""
-    try:
-        writer = get_stream_writer()
-    except RuntimeError:  # not inside a graph run
-        return
-    writer(event)
 
 
 # ---- context retrieval --------------------------------------------------------------------------------------------
