@@ -12,8 +12,9 @@ import json
 import random
 import re
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, Collection, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -211,12 +212,7 @@ def run_eval(
     model_name = model.model_id if isinstance(model, ChatModel) else (model or settings.llm.model)
     out_dir = Path(out_dir or default_out_dir(dataset, method, model_name, limit, seed))
     selected = select_examples(dataset.examples, limit, seed)
-    meta = {
-        "dataset": dataset.name, "split": dataset.split, "source": repo_relative(dataset.source), "method": method,
-        "model": model_label(model_name), "limit": limit, "seed": seed, "comparator": comparator,
-        "questions": len(selected), "skipped_missing_db": dataset.skipped,
-        "pipeline_settings": _method_settings(settings, method),
-    }
+    meta = _run_meta(dataset, method, model_name, limit, seed, comparator, len(selected), settings)
     previous = read_meta(out_dir)
     if previous and (different := _differences(previous, meta, (*RUN_IDENTITY, *SAMPLE_IDENTITY))):
         raise DatasetError(f"{out_dir} holds another run ({different}); choose another --out")
@@ -241,27 +237,65 @@ def run_eval(
             sink.write(json.dumps(record, default=str) + "\n")
         records += copied
         if current:
-            engines: dict[str, Engine] = {}
-            with _progress(console) as progress:
-                right = sum(bool((r.get("correct") or {}).get(comparator)) for r in records)
-                task = progress.add_task("", total=len(selected), completed=len(selected) - len(pending))
-                for example in pending:
-                    progress.update(task, description=f"{dataset.name} {example.id} · EX {right}/{len(records)}")
-                    if example.db_id not in engines:
-                        engines[example.db_id] = dataset.connect(example.db_id, settings)
-                        build = database_build(engines[example.db_id])
-                        if build:  # a generated database (the Ethereum dataset) differs once rebuilt: say which
-                            current["databases"][example.db_id] = build
-                            write_meta(out_dir, meta)
-                    record = evaluate_example(example, engines[example.db_id], chat_model, method, settings, comparator)
-                    record[RUN_KEY] = current["id"]
-                    sink.write(json.dumps(record, default=str) + "\n")
-                    sink.flush()
-                    records.append(record)
-                    right += bool((record.get("correct") or {}).get(comparator))
-                    progress.update(task, advance=1, description=f"{dataset.name} · EX {right}/{len(records)}")
+            _answer_pending(
+                dataset.name, pending, len(selected), records, sink, comparator, console,
+                connect=partial(_connect, dataset, settings, current, meta, out_dir),
+                answer=partial(_answer, chat_model, method, settings, comparator, current["id"]),
+            )
     write_report(out_dir)
     return EvalRun(out_dir, meta, records)
+
+
+def _run_meta(dataset: Dataset, method: str, model_name: str, limit: int | None, seed: int, comparator: str,
+              questions: int, settings: Settings) -> dict[str, Any]:
+    """run.json's description of the run (before its provenance entries): what a folder's answers are answers to."""
+    return {
+        "dataset": dataset.name, "split": dataset.split, "source": repo_relative(dataset.source), "method": method,
+        "model": model_label(model_name), "limit": limit, "seed": seed, "comparator": comparator,
+        "questions": questions, "skipped_missing_db": dataset.skipped,
+        "pipeline_settings": _method_settings(settings, method),
+    }
+
+
+def _connect(dataset: Dataset, settings: Settings, current: dict[str, Any], meta: dict[str, Any], out_dir: Path,
+             db_id: str) -> Engine:
+    """Open a question's database; a generated one (the Ethereum dataset) differs once rebuilt, so the run's
+    provenance entry records which build answered, and run.json is rewritten at once."""
+    engine = dataset.connect(db_id, settings)
+    build = database_build(engine)
+    if build:
+        current["databases"][db_id] = build
+        write_meta(out_dir, meta)
+    return engine
+
+
+def _answer(chat_model: ChatModel, method: str, settings: Settings, comparator: str, run_id: str,
+            example: Example, engine: Engine) -> dict[str, Any]:
+    """One question's results line, marked with the run that answered it."""
+    record = evaluate_example(example, engine, chat_model, method, settings, comparator)
+    record[RUN_KEY] = run_id
+    return record
+
+
+def _answer_pending(name: str, pending: list[Example], total: int, records: list[dict[str, Any]], sink, comparator: str,
+                    console: Console | None, *, connect: Callable[[str], Engine],
+                    answer: Callable[[Example, Engine], dict[str, Any]]) -> None:
+    """Ask the pending questions in order, each database opened once; every line is written and flushed as it is
+    answered, so a stopped run resumes where it stopped. The bar shows the execution accuracy so far."""
+    engines: dict[str, Engine] = {}
+    with _progress(console) as progress:
+        right = sum(bool((r.get("correct") or {}).get(comparator)) for r in records)
+        task = progress.add_task("", total=total, completed=total - len(pending))
+        for example in pending:
+            progress.update(task, description=f"{name} {example.id} · EX {right}/{len(records)}")
+            if example.db_id not in engines:
+                engines[example.db_id] = connect(example.db_id)
+            record = answer(example, engines[example.db_id])
+            sink.write(json.dumps(record, default=str) + "\n")
+            sink.flush()
+            records.append(record)
+            right += bool((record.get("correct") or {}).get(comparator))
+            progress.update(task, advance=1, description=f"{name} · EX {right}/{len(records)}")
 
 
 def _reuse(folders: Sequence[Path], meta: dict[str, Any], wanted: set[str],
