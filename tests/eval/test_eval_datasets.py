@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from askchain.errors import DatasetError
-from askchain.eval.datasets import load_bird, load_eth, load_spider
+from askchain.eval.datasets import load_bird, load_domain_questions, load_spider
 
 
 def test_spider_dev_uses_reconstructed_wta_1(real_spider):
@@ -69,14 +69,14 @@ def test_eth_questions_file(tmp_path):
         {"id": "top-2", "question": "Top senders?", "gold_sql": "SELECT 1", "difficulty": "hard", "order_matters": True},
     ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
-    dataset = load_eth(path)
+    dataset = load_domain_questions("ethereum", path)
     assert dataset.comparator == "spider2"
     assert [(e.id, e.db_id, e.category, e.order_matters) for e in dataset.examples] == [
         ("blocks-1", "ethereum", "blocks", False), ("top-2", "ethereum", None, True)
     ]
     path.write_text(json.dumps({"id": "x", "question": "q"}))
     with pytest.raises(DatasetError, match="lacks field"):
-        load_eth(path)
+        load_domain_questions("ethereum", path)
 
 
 def test_only_the_example_pool_has_its_evaluated_split_held_out(tmp_path):
@@ -84,6 +84,6 @@ def test_only_the_example_pool_has_its_evaluated_split_held_out(tmp_path):
     evaluating them keeps the pool whole, as evaluating test rows does."""
     path = tmp_path / "multistep_dev.jsonl"
     path.write_text(json.dumps({"id": "m-1", "question": "q", "gold_sql": "SELECT 1", "split": "dev"}) + "\n")
-    assert load_eth(path, "dev").examples_held_out == ()
-    assert load_eth(split="dev").examples_held_out == ("dev",)
-    assert load_eth(split="test").examples_held_out == ()
+    assert load_domain_questions("ethereum", path, "dev").examples_held_out == ()
+    assert load_domain_questions("ethereum", split="dev").examples_held_out == ("dev",)
+    assert load_domain_questions("ethereum", split="test").examples_held_out == ()

@@ -11,7 +11,7 @@ from askchain.config import get_settings
 from askchain.db import open_database
 from askchain.db.base import QueryResult
 from askchain.errors import ConfigError, DatasetError
-from askchain.eval.datasets import Example, load_eth
+from askchain.eval.datasets import Example, load_domain_questions
 from askchain.eval.results import RESULTS_FILE, classify_error, read_results
 from askchain.eval.runner import judge_candidates, default_out_dir, run_eval, select_examples
 from askchain.llm.fake import ScriptedModel
@@ -225,7 +225,7 @@ def test_eth_format_scores_with_spider2_and_its_order_flag(spider, tmp_path):
     ]
     path.write_text("\n".join(json.dumps(r) for r in rows))
     singers = spider.connect("concert_singer", get_settings())
-    dataset = replace(load_eth(path), connect=lambda db_id, settings: singers)
+    dataset = replace(load_domain_questions("ethereum", path), connect=lambda db_id, settings: singers)
     replies = {
         "How many singers?": "SELECT 'extra column', COUNT(*) FROM singer",  # extra columns are fine for spider2
         "Singer ages, oldest first?": "SELECT age FROM singer ORDER BY age",  # wrong order, and order matters
@@ -248,7 +248,7 @@ def test_judged_columns_leave_the_answerers_own_labels_out(spider, tmp_path):
              "order_matters": True, "judged_columns": ["singers"]}]
     path.write_text(json.dumps(rows[0]))
     singers = spider.connect("concert_singer", get_settings())
-    dataset = replace(load_eth(path), connect=lambda db_id, settings: singers)
+    dataset = replace(load_domain_questions("ethereum", path), connect=lambda db_id, settings: singers)
     answers = [
         "SELECT CASE WHEN age < 30 THEN 'under 30' ELSE '30 and over' END, COUNT(*) FROM singer GROUP BY 1 ORDER BY MIN(age)",
         "SELECT CASE WHEN age < 30 THEN 'under 30' ELSE '30 and over' END, COUNT(*) FROM singer GROUP BY 1 ORDER BY MIN(age) DESC",
@@ -262,7 +262,7 @@ def test_judged_columns_leave_the_answerers_own_labels_out(spider, tmp_path):
 
     path.write_text(json.dumps({**rows[0], "judged_columns": ["count"]}))
     with pytest.raises(DatasetError, match="judged column"):
-        run_eval(replace(load_eth(path), connect=lambda db_id, settings: singers), "baseline",
+        run_eval(replace(load_domain_questions("ethereum", path), connect=lambda db_id, settings: singers), "baseline",
                  ScriptedModel(lambda request, i: answers[0]), get_settings(), out_dir=tmp_path / "bad")
 
 

@@ -1,8 +1,8 @@
-"""Evaluation harness: Spider/BIRD/Ethereum loaders, result comparators, a resumable runner and reports."""
+"""Evaluation harness: Spider/BIRD loaders and each installed domain's questions, result comparators, a resumable runner and reports."""
 
 from askchain.eval.compare import COMPARATORS
-from askchain.eval.datasets import Dataset, Example, load_bird, load_eth, load_spider
+from askchain.eval.datasets import Dataset, Example, load_bird, load_domain_questions, load_spider
 from askchain.eval.report import write_report
 from askchain.eval.runner import run_eval
 
-__all__ = ["COMPARATORS", "Dataset", "Example", "load_bird", "load_eth", "load_spider", "run_eval", "write_report"]
+__all__ = ["COMPARATORS", "Dataset", "Example", "load_bird", "load_domain_questions", "load_spider", "run_eval", "write_report"]

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from askchain.config import Settings
 from askchain.errors import DatasetError
-from askchain.eval.datasets import Dataset, Example, load_eth, load_spider, question_lines
+from askchain.eval.datasets import Dataset, Example, load_domain_questions, load_spider, question_lines
 from askchain.eval.provenance import dataset_provenance, model_label, run_entry
 from askchain.eval.report import by_confidence
 from askchain.eval.results import META_FILE, RESULTS_FILE, RUN_KEY, read_meta, read_results, write_meta
@@ -28,6 +28,8 @@ from askchain.llm.base import ChatModel
 
 HERE = Path(__file__).parent
 SPIDER_UNANSWERABLE = HERE / "questions" / "unanswerable_spider.jsonl"
+#: The domain whose unanswerable and answerable questions are two of the four sets.
+ETH_DOMAIN = "ethereum"
 #: run.json's "dataset" of an abstention run, whose folder has its own report.
 DATASET = "abstention"
 
@@ -57,13 +59,14 @@ def question_sets(spider_root: Path) -> list[QuestionSet]:
     """The two unanswerable sets and the two answerable datasets they are measured against."""
     from askchain.domain import get_domain
 
-    spider, eth = load_spider(spider_root, "dev"), load_eth()
-    eth_file = get_domain("ethereum").unanswerable_file
+    domain = get_domain(ETH_DOMAIN)
+    spider, eth = load_spider(spider_root, "dev"), load_domain_questions(domain)
+    eth_file = domain.unanswerable_file
     if eth_file is None:
-        raise DatasetError("the ethereum domain declares no unanswerable_file")
+        raise DatasetError(f"the {ETH_DOMAIN} domain declares no unanswerable_file")
     sets = []
     for name, path, answerable_set, default_db in (
-        ("eth-unanswerable", eth_file, eth, "ethereum"), ("spider-unanswerable", SPIDER_UNANSWERABLE, spider, None),
+        ("eth-unanswerable", eth_file, eth, domain.name), ("spider-unanswerable", SPIDER_UNANSWERABLE, spider, None),
     ):
         examples, reasons = read_unanswerable(path, default_db)
         unknown = sorted({e.db_id for e in examples} - {e.db_id for e in answerable_set.examples})

@@ -12,10 +12,12 @@ from rich.table import Table
 from askchain.eval.compare import COMPARATORS
 from askchain.config import shared_data_dir
 from askchain.errors import DatasetError
-from askchain.eval.datasets import Dataset, load_bird, load_eth, load_spider
+from askchain.eval.datasets import Dataset, load_bird, load_domain_questions, load_spider
 
 app = typer.Typer(no_args_is_help=True, help="Measure execution accuracy on Spider, BIRD and the Ethereum questions.")
 console = Console()
+#: The domain whose questions `askchain eval eth` evaluates (the datasets module knows domains only as plugins).
+ETH_DOMAIN = "ethereum"
 
 LIMIT = typer.Option(None, "--limit", help="Evaluate N questions drawn at random (default: all).")
 SEED = typer.Option(0, "--seed", help="Sampling seed: the same seed draws the same questions.")
@@ -104,7 +106,7 @@ def eth(
     first: Optional[int] = FIRST, reuse: Optional[List[Path]] = REUSE, rerun: Optional[List[str]] = RERUN,
 ):
     """The Ethereum question bank's development split (or another) on the local Ethereum database, scored Spider 2.0-style."""
-    _run(load_eth(questions, split), method, model, limit, seed, out, first, reuse, rerun)
+    _run(load_domain_questions(ETH_DOMAIN, questions, split), method, model, limit, seed, out, first, reuse, rerun)
 
 
 @app.command()

@@ -2,7 +2,7 @@
 
 Loaders read Spider-format (`<split>.json` + `database/<db>/<db>.sqlite`), BIRD-format (`dev/dev.json` or
 `minidev/mini_dev_sqlite.json` + `dev_databases/<db>/<db>.sqlite`) and each installed domain's evaluation set
-(named by the domain's command word, e.g. `eth`). Questions whose database is absent are skipped and counted per
+(named by the domain's command word). Questions whose database is absent are skipped and counted per
 database.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 from askchain.config import Settings, shared_data_dir
 from askchain.db.base import Engine
-from askchain.domain import all_domains, get_domain
+from askchain.domain import Domain, all_domains, get_domain
 from askchain.errors import DatasetError
 from askchain.eval.hardness import spider_hardness
 
@@ -181,15 +181,15 @@ def question_lines(path: Path) -> Iterator[tuple[int, dict]]:
             raise DatasetError(f"{path}:{n} is not valid JSON: {exc.msg}") from exc
 
 
-def load_domain_questions(domain_name: str, path: Path | None = None, split: str = EVALUATED_SPLIT) -> Dataset:
+def load_domain_questions(domain: Domain | str, path: Path | None = None, split: str = EVALUATED_SPLIT) -> Dataset:
     """A domain's evaluation set (or the questions file `path`) over its local dataset, scored Spider 2.0-style.
 
     A file whose rows carry `split` (a question bank: `test` rows are held-out template families, `pool` rows the
     examples retrieval may show, `dev` rows examples too except while they are evaluated) is evaluated on the rows
     of `split` (`all`: every row); a file without splits is evaluated whole. Only a file of the domain's example pool
     has its evaluated split held out of the examples: another file's questions (the multi-step sets) are no examples,
-    so its dev rows are evaluated with the examples its test rows are."""
-    domain = get_domain(domain_name)
+    so its dev rows are evaluated with the examples its test rows are. `domain` is an installed domain or its id."""
+    domain = get_domain(domain) if isinstance(domain, str) else domain
     path = Path(path) if path else domain.eval_file
     examples = []
     for n, e in question_lines(path):
@@ -219,14 +219,9 @@ def load_domain_questions(domain_name: str, path: Path | None = None, split: str
     )
 
 
-def _in_pool(domain, path: Path) -> bool:
+def _in_pool(domain: Domain, path: Path) -> bool:
     """Whether `path` is one of the files the domain's example pool is read from."""
     return path.resolve() in {Path(f).resolve() for f in domain.example_files}
-
-
-def load_eth(path: Path | None = None, split: str = EVALUATED_SPLIT) -> Dataset:
-    """The Ethereum domain's questions (`askchain eval eth`)."""
-    return load_domain_questions("ethereum", path, split)
 
 
 #: The shared-data benchmarks; domains' evaluation sets are found by their command word.

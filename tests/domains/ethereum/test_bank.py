@@ -245,14 +245,14 @@ def test_gold_answers(engine, pair):
 def test_a_multistep_file_is_one_split_and_loads_as_it(split):
     """`askchain eval eth --questions <file> --split <split>` evaluates the whole file. Its questions are in no example
     pool, so evaluating them holds no split of the bank out: dev figures are made with the examples test figures are."""
-    from askchain.eval.datasets import load_eth
+    from askchain.eval.datasets import load_domain_questions
 
     rows = [json.loads(line) for line in MULTISTEP_FILES[split].read_text().splitlines() if line.strip()]
     ids, families = {"test": ("eth-multi-", "multistep."), "dev": ("eth-multi-dev-", "multistep_dev.")}[split]
     assert {r["split"] for r in rows} == {split}
     assert all(r["id"].startswith(ids) and r["family"].startswith(families) for r in rows)
     assert len({r["id"] for r in rows}) == len({r["family"] for r in rows}) == len(rows)  # each its own family
-    dataset = load_eth(MULTISTEP_FILES[split], split)
+    dataset = load_domain_questions("ethereum", MULTISTEP_FILES[split], split)
     assert [e.id for e in dataset.examples] == [r["id"] for r in rows]
     assert dataset.examples_held_out == ()
 
@@ -260,14 +260,15 @@ def test_a_multistep_file_is_one_split_and_loads_as_it(split):
 @pytest.mark.slow
 def test_the_evaluation_set_is_the_dev_split_and_retrieval_reads_it_only_when_not_evaluated(tmp_path):
     from askchain.config import Settings
-    from askchain.eval.datasets import load_eth
+    from askchain.eval.datasets import load_domain_questions
     from askchain.retrieval.examples import _load_source, domain_sources, load_pool, retrieve_examples
 
     ids = {split: {p["id"] for p in PAIRS if p["split"] == split} for split in ("dev", "test")}
-    dev = load_eth()
+    dev = load_domain_questions("ethereum")
     assert {e.id for e in dev.examples} == ids["dev"] and dev.examples_held_out == ("dev",)
-    assert {e.id for e in load_eth(split="test").examples} == ids["test"] and load_eth(split="test").examples_held_out == ()
-    assert len(load_eth(split="all").examples) == len(PAIRS)
+    test = load_domain_questions("ethereum", split="test")
+    assert {e.id for e in test.examples} == ids["test"] and test.examples_held_out == ()
+    assert len(load_domain_questions("ethereum", split="all").examples) == len(PAIRS)
     (source,) = [s for s in domain_sources() if s.db_id == "ethereum"]
     entries = _load_source(source, ("t",), ("t",), tmp_path)
     questions = {split: {p["question"] for p in PAIRS if p["split"] == split} for split in ("pool", "dev")}
