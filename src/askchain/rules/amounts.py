@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Iterator, Mapping, NamedTuple
 
 from sqlglot import exp
@@ -14,7 +15,8 @@ from sqlglot.optimizer.scope import traverse_scope
 from askchain.db.dialects import parse_one
 from askchain.db.schema import Column, Schema, Table
 from askchain.numbers import NUMBER, value_of
-from askchain.rules.analysis import own_nodes, schema_column, scope_tables
+from askchain.rules.analysis import Analysis, own_nodes, schema_column, scope_tables
+from askchain.rules.base import Rule
 from askchain.rules.sql import constant, weighed
 from askchain.semantic.layer import Unit
 
@@ -23,6 +25,22 @@ from askchain.semantic.layer import Unit
 #: subtract amounts. A product with a number (`value * 1e-18`) may be a conversion, so it is not judged.
 KEEPS_UNIT = (exp.Alias, exp.Paren, exp.Cast, exp.TryCast, exp.Round, exp.Sum, exp.Avg, exp.Min, exp.Max,
               exp.AnyValue, exp.Mul, exp.Add, exp.Sub)
+
+
+@dataclass(frozen=True)
+class UnitRule(Rule):
+    """A rule a domain makes with its units, with nothing to do without them: what the unit checks and the amounts
+    repair share."""
+
+    #: The unit of each base-unit column ("table.column", lower case).
+    units: Mapping[str, Unit]
+
+    def applies(self, analysis: Analysis) -> bool:
+        return bool(self.units)
+
+    def shown_units(self, question: str) -> dict[str, Unit]:
+        """The units whose amounts must not be shown or weighed raw: all but those `question` asks in ("in wei")."""
+        return {column: unit for column, unit in self.units.items() if not unit.asked_in(question)}
 
 
 #: Comparisons that weigh an amount against a figure (an equality with a non-zero figure of wei is as unlikely).

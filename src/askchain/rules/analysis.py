@@ -6,7 +6,7 @@ A repair that changes the text makes the next analysis (`of`); parses and scopes
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
@@ -17,6 +17,7 @@ from sqlglot.schema import MappingSchema
 
 from askchain.db.dialects import column_type, parse_one
 from askchain.db.schema import Column, Schema, Table
+from askchain.rules.sql import columns_against_literals
 from askchain.semantic.layer import Reading
 
 
@@ -109,6 +110,25 @@ class Analysis:
         """`scope_tables` of a scope of this analysis, once."""
         return self._memo(("tables", id(scope)), lambda: scope_tables(scope, self.schema))
 
+    def scoped_nodes(self, *kinds: type[exp.Expression],
+                     of_scope: Callable[[Scope], Any] | None = None) -> Iterator[tuple[exp.Expression, Any]]:
+        """Each node of these kinds in the qualified tree, scope by scope, with what its scope gives it (its tables,
+        or `of_scope(scope)`, made once a scope): one walk for the checks that judge a node where it stands."""
+        of_scope = of_scope or self.tables
+        for scope in self.scopes():
+            given = of_scope(scope)
+            for node in own_nodes(scope, *kinds):
+                yield node, given
+
+    def compared_columns(self, *kinds: type[exp.Expression]) -> Iterator[tuple[Table, Column, str, dict[str, Table]]]:
+        """(table, column, text, the scope's tables) for each schema column a comparison of these kinds compares with
+        a string literal: one loop for the checks of a column against the text it is compared with."""
+        for comparison, tables in self.scoped_nodes(*kinds):
+            for column, text in columns_against_literals(comparison):
+                found = schema_column(column, tables)
+                if found is not None:
+                    yield found[0], found[1], text, tables
+
 
 def _qualify(written: exp.Expression, schema: Schema) -> Qualified:
     try:
@@ -123,6 +143,25 @@ def _qualify(written: exp.Expression, schema: Schema) -> Qualified:
     except OptimizeError as exc:
         return Qualified(tree, str(exc), tree)
     return Qualified(tree)
+
+
+def readable(sql: str, dialect: str, tree: exp.Expression | None = None) -> exp.Expression | None:
+    """`tree` where the caller has it, else `sql` parsed; None where sqlglot cannot read it: how every repair begins
+    (an unreadable query is left to validation), written once."""
+    try:
+        return parse_one(sql, dialect) if tree is None else tree
+    except SqlglotError:
+        return None
+
+
+def readable_scopes(sql: str, dialect: str, tree: exp.Expression | None = None) -> list[Scope] | None:
+    """The scopes of `readable`'s tree; None where sqlglot cannot read it or its scopes: shared by the repairs that
+    rewrite columns scope by scope."""
+    tree = readable(sql, dialect, tree)
+    try:
+        return traverse_scope(tree) if tree is not None else None
+    except SqlglotError:
+        return None
 
 
 def sqlglot_schema(schema: Schema) -> MappingSchema:

@@ -106,12 +106,6 @@ def columns_against_literals(comparison: exp.Expression) -> list[tuple[exp.Colum
     ]
 
 
-def columns_against_words(comparison: exp.Expression) -> list[tuple[exp.Column, str]]:
-    """The (column, word) pairs a comparison compares (`'France' IN (Country, Name)` compares the word with each
-    column): its literals a number never equals."""
-    return [(column, text) for column, text in columns_against_literals(comparison) if is_word(text)]
-
-
 def is_word(text: str) -> bool:
     """Text a number never equals: it has letters and is not itself a number (`'1e3'`)."""
     try:

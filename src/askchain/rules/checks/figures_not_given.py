@@ -6,27 +6,20 @@ that names that."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Mapping
+from typing import Iterator
 
-from askchain.rules.amounts import figures_not_given
+from askchain.rules.amounts import UnitRule, figures_not_given
 from askchain.rules.analysis import Analysis
 from askchain.rules.base import Check, Finding
 from askchain.rules.sql import unqualified_sql
-from askchain.semantic.layer import Unit
 
 
 @dataclass(frozen=True)
-class FiguresNotGiven(Check):
+class FiguresNotGiven(UnitRule, Check):
     """An amount compared with none of the question's amounts (a domain instantiates it with its units)."""
 
     id = "figures_not_given"
     order = 180
-
-    #: The unit of each base-unit column ("table.column", lower case).
-    units: Mapping[str, Unit]
-
-    def applies(self, analysis: Analysis) -> bool:
-        return bool(self.units)
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         tree, schema, units, question = analysis.tree, analysis.schema, self.units, analysis.asked

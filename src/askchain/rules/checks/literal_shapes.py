@@ -10,9 +10,8 @@ from typing import Iterator
 from sqlglot import exp
 
 from askchain.db.dialects import is_numeric
-from askchain.rules.analysis import Analysis, own_nodes, schema_column
+from askchain.rules.analysis import Analysis
 from askchain.rules.base import Check, Finding
-from askchain.rules.sql import columns_against_literals
 
 #: Literal shapes a column's example values tell apart: a column none of whose examples has the shape never equals a
 #: literal that has it (`trace_address = '0x0000a26b…'`: a call's position '1,0' compared with an address).
@@ -29,23 +28,18 @@ class LiteralShapes(Check):
     order = 130
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        tree, schema = analysis.tree, analysis.schema
-        for scope in analysis.scopes(tree):
-            tables = analysis.tables(scope)
-            for comparison in own_nodes(scope, *SHAPED_COMPARISONS):
-                for column, literal in columns_against_literals(comparison):
-                    found = schema_column(column, tables)
-                    shape, pattern = next(((name, pattern) for name, pattern in LITERAL_SHAPES.items()
-                                           if pattern.fullmatch(literal.strip("%"))), (None, None))
-                    if found is None or shape is None or is_numeric(found[1].type, schema.dialect):
-                        continue  # a number column compared with text is _check_text_against_numbers' finding
-                    table, col = found
-                    examples = [str(value) for value in col.examples if value is not None]
-                    if not examples or any(pattern.fullmatch(value) for value in examples):
-                        continue
-                    shaped = [c.name for c in table.columns
-                              if any(pattern.fullmatch(str(v)) for v in c.examples if v is not None)]
-                    hint = f": compare {shape} with {', '.join(shaped[:4])}" if shaped else ""
-                    shown = ", ".join(f"'{value}'" for value in examples[:3])
-                    yield self.error(f"{table.name}.{col.name} holds values like {shown}, never {shape}{hint}")
-                    return  # one such finding is enough to send the query back
+        schema = analysis.schema
+        for table, col, literal, _ in analysis.compared_columns(*SHAPED_COMPARISONS):
+            shape, pattern = next(((name, pattern) for name, pattern in LITERAL_SHAPES.items()
+                                   if pattern.fullmatch(literal.strip("%"))), (None, None))
+            if shape is None or is_numeric(col.type, schema.dialect):
+                continue  # a number column compared with text is text_against_numbers' finding
+            examples = [str(value) for value in col.examples if value is not None]
+            if not examples or any(pattern.fullmatch(value) for value in examples):
+                continue
+            shaped = [c.name for c in table.columns
+                      if any(pattern.fullmatch(str(v)) for v in c.examples if v is not None)]
+            hint = f": compare {shape} with {', '.join(shaped[:4])}" if shaped else ""
+            shown = ", ".join(f"'{value}'" for value in examples[:3])
+            yield self.error(f"{table.name}.{col.name} holds values like {shown}, never {shape}{hint}")
+            return  # one such finding is enough to send the query back

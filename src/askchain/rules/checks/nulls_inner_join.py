@@ -8,7 +8,7 @@ from typing import Iterator
 
 from sqlglot import exp
 
-from askchain.rules.analysis import Analysis, own_nodes
+from askchain.rules.analysis import Analysis
 from askchain.rules.base import Check, Finding
 from askchain.rules.sql import inner_join_keys
 
@@ -20,21 +20,18 @@ class NullsAnInnerJoinDrops(Check):
     order = 140
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        tree = analysis.tree
-        for scope in analysis.scopes(tree):
-            keys = inner_join_keys(scope.expression)
+        for test, keys in analysis.scoped_nodes(exp.Is, of_scope=lambda scope: inner_join_keys(scope.expression)):
             if not keys:
                 continue
-            for test in own_nodes(scope, exp.Is):
-                column, outer = test.this, test.parent
-                while isinstance(outer, exp.Paren):
-                    outer = outer.parent
-                # IS NOT NULL: NOT around it, or (Postgres) the test's own negation
-                if isinstance(outer, exp.Not) or test.args.get("negate") or not isinstance(test.expression, exp.Null) \
-                        or not isinstance(column, exp.Column):
-                    continue
-                name = column.sql()
-                if (column.table.lower(), column.name.lower()) in keys:
-                    yield self.error(f"{name} IS NULL is never true: the inner join on {name} keeps only the rows "
-                                           f"where it has a match; keep the rows without one with a LEFT JOIN")
-                    return  # one such finding is enough to send the query back
+            column, outer = test.this, test.parent
+            while isinstance(outer, exp.Paren):
+                outer = outer.parent
+            # IS NOT NULL: NOT around it, or (Postgres) the test's own negation
+            if isinstance(outer, exp.Not) or test.args.get("negate") or not isinstance(test.expression, exp.Null) \
+                    or not isinstance(column, exp.Column):
+                continue
+            name = column.sql()
+            if (column.table.lower(), column.name.lower()) in keys:
+                yield self.error(f"{name} IS NULL is never true: the inner join on {name} keeps only the rows "
+                                 f"where it has a match; keep the rows without one with a LEFT JOIN")
+                return  # one such finding is enough to send the query back

@@ -5,30 +5,23 @@ the outer query's columns are judged; a division or any other function takes the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Mapping
+from typing import Iterator
 
-from askchain.rules.amounts import amounts_in_base_units
+from askchain.rules.amounts import UnitRule, amounts_in_base_units
 from askchain.rules.analysis import Analysis, result_scopes
 from askchain.rules.base import Check, Finding
-from askchain.semantic.layer import Unit
 
 
 @dataclass(frozen=True)
-class RawAmounts(Check):
+class RawAmounts(UnitRule, Check):
     """A result column showing an amount in its base unit, unless the question asks for that unit (a domain instantiates it with its units)."""
 
     id = "raw_amounts"
     order = 160
 
-    #: The unit of each base-unit column ("table.column", lower case).
-    units: Mapping[str, Unit]
-
-    def applies(self, analysis: Analysis) -> bool:
-        return bool(self.units)
-
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         tree = analysis.tree
-        shown_units = {column: unit for column, unit in self.units.items() if not unit.asked_in(analysis.asked)}
+        shown_units = self.shown_units(analysis.asked)
         root = analysis.root(tree)
         if root is None:
             return

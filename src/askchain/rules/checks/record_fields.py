@@ -8,7 +8,7 @@ from typing import Iterator
 
 from sqlglot import exp
 
-from askchain.rules.analysis import Analysis, own_nodes, Records, records_read
+from askchain.rules.analysis import Analysis, Records, records_read
 from askchain.rules.base import Check, Finding
 
 
@@ -19,11 +19,8 @@ class RecordFields(Check):
     order = 150
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        tree = analysis.tree
-        for scope in analysis.scopes(tree):
-            tables = analysis.tables(scope)
-            for dot in own_nodes(scope, exp.Dot):
-                records = records_read(dot, tables)
-                if isinstance(records, Records) and records.column(dot.name) is None:
-                    yield self.error(records.lacks(dot.this.name, dot.name))
-                    return
+        for dot, tables in analysis.scoped_nodes(exp.Dot):
+            records = records_read(dot, tables)
+            if isinstance(records, Records) and records.column(dot.name) is None:
+                yield self.error(records.lacks(dot.this.name, dot.name))
+                return

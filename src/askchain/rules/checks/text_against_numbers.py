@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Iterator
 
 from askchain.db.dialects import is_numeric
-from askchain.rules.analysis import Analysis, own_nodes, schema_column
+from askchain.rules.analysis import Analysis
 from askchain.rules.base import Check, Finding
-from askchain.rules.sql import COMPARISONS, columns_against_words
+from askchain.rules.sql import COMPARISONS, is_word
 
 
 class TextAgainstNumbers(Check):
@@ -18,23 +18,17 @@ class TextAgainstNumbers(Check):
     order = 110
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        tree, schema = analysis.tree, analysis.schema
-        for scope in analysis.scopes(tree):
-            tables = analysis.tables(scope)
-            for comparison in own_nodes(scope, *COMPARISONS):
-                for column, word in columns_against_words(comparison):
-                    found = schema_column(column, tables)
-                    if found is None or not is_numeric(found[1].type, schema.dialect):
-                        continue
-                    table, col = found
-                    text_columns = [(t, c) for t in schema.tables for c in t.columns
-                                    if c.name.lower() == col.name.lower() and not is_numeric(c.type, schema.dialect)]
-                    hint = ""
-                    if text_columns:
-                        other, text_column = text_columns[0]
-                        joined = {t.name.lower() for t in tables.values()}
-                        hint = (f"; filter on {other.name}.{text_column.name} instead"
-                                + ("" if other.name.lower() in joined else f" (join {other.name})"))
-                    yield self.error(
-                        f"{table.name}.{col.name} holds numbers ({col.type}), not text like '{word}'{hint}")
-                    return  # one such finding is enough to send the query back
+        schema = analysis.schema
+        for table, col, word, tables in analysis.compared_columns(*COMPARISONS):
+            if not is_word(word) or not is_numeric(col.type, schema.dialect):
+                continue
+            text_columns = [(t, c) for t in schema.tables for c in t.columns
+                            if c.name.lower() == col.name.lower() and not is_numeric(c.type, schema.dialect)]
+            hint = ""
+            if text_columns:
+                other, text_column = text_columns[0]
+                joined = {t.name.lower() for t in tables.values()}
+                hint = (f"; filter on {other.name}.{text_column.name} instead"
+                        + ("" if other.name.lower() in joined else f" (join {other.name})"))
+            yield self.error(f"{table.name}.{col.name} holds numbers ({col.type}), not text like '{word}'{hint}")
+            return  # one such finding is enough to send the query back

@@ -5,42 +5,33 @@ figure below the unit's least meant amount is such a figure; zero or less is a r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Mapping
+from typing import Iterator
 
-from askchain.rules.amounts import WEIGHINGS, amounts_in_base_units
-from askchain.rules.analysis import Analysis, own_nodes
+from askchain.rules.amounts import WEIGHINGS, UnitRule, amounts_in_base_units
+from askchain.rules.analysis import Analysis
 from askchain.rules.base import Check, Finding
 from askchain.rules.sql import literal_number, unqualified_sql, weighed
-from askchain.semantic.layer import Unit
 
 
 @dataclass(frozen=True)
-class TinyFigures(Check):
+class TinyFigures(UnitRule, Check):
     """An amount in its base unit compared with a figure meant in a larger one (a domain instantiates it with its units)."""
 
     id = "tiny_figures"
     order = 170
 
-    #: The unit of each base-unit column ("table.column", lower case).
-    units: Mapping[str, Unit]
-
-    def applies(self, analysis: Analysis) -> bool:
-        return bool(self.units)
-
     def check(self, analysis: Analysis) -> Iterator[Finding]:
-        tree, schema = analysis.tree, analysis.schema
-        shown_units = {column: unit for column, unit in self.units.items() if not unit.asked_in(analysis.asked)}
-        for scope in analysis.scopes(tree):
-            tables = analysis.tables(scope)
-            for comparison in own_nodes(scope, *WEIGHINGS):
-                for amount, figure in weighed(comparison):
-                    number = literal_number(figure)
-                    if number is None or number <= 0:
-                        continue
-                    for name, column, unit in amounts_in_base_units(amount, tables, shown_units):
-                        if unit.least_meant is not None and number < unit.least_meant:
-                            yield self.error(
-                                f"{unqualified_sql(comparison, schema.dialect)} compares {name}, an amount in {unit.name}, "
-                                f"with {figure.sql(dialect=schema.dialect)} {unit.name}, almost nothing: convert the column "
-                                f"to the figure's unit ({unit.conversion(column.name)})")
-                            return  # one such finding is enough to send the query back
+        schema = analysis.schema
+        shown_units = self.shown_units(analysis.asked)
+        for comparison, tables in analysis.scoped_nodes(*WEIGHINGS):
+            for amount, figure in weighed(comparison):
+                number = literal_number(figure)
+                if number is None or number <= 0:
+                    continue
+                for name, column, unit in amounts_in_base_units(amount, tables, shown_units):
+                    if unit.least_meant is not None and number < unit.least_meant:
+                        yield self.error(
+                            f"{unqualified_sql(comparison, schema.dialect)} compares {name}, an amount in {unit.name}, "
+                            f"with {figure.sql(dialect=schema.dialect)} {unit.name}, almost nothing: convert the column "
+                            f"to the figure's unit ({unit.conversion(column.name)})")
+                        return  # one such finding is enough to send the query back

@@ -14,13 +14,11 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
-from askchain.db.dialects import parse_one
 from askchain.db.schema import Schema
 from askchain.generation.sql_text import Edit, apply_edits
-from askchain.rules.amounts import figures_not_given
-from askchain.rules.analysis import Analysis
+from askchain.rules.amounts import UnitRule, figures_not_given
+from askchain.rules.analysis import Analysis, readable
 from askchain.rules.base import Repair, Repaired
 from askchain.semantic.layer import Unit
 
@@ -36,10 +34,7 @@ def amounts_as_given(sql: str, schema: Schema, units: Mapping[str, Unit], questi
     `value > 1e15 AND value < 1e17`: which is which is not known), or the rewritten query's findings (by `findings`,
     the query's validation) are not fewer than before and all among them.
     `tree` is `sql` parsed, where the caller has it (the candidate's Analysis; read, never changed)."""
-    try:
-        tree = parse_one(sql, schema.dialect) if tree is None else tree
-    except SqlglotError:
-        return sql, []
+    tree = readable(sql, schema.dialect, tree)
     if tree is None:
         return sql, []
     edits: list[Edit] = []
@@ -71,16 +66,14 @@ def _written_span(figure: exp.Expression) -> tuple[int, int] | None:
 
 
 @dataclass(frozen=True)
-class AmountsAsGiven(Repair):
+class AmountsAsGiven(UnitRule, Repair):
     """A figure compared with an amount written as the question's amount (a domain instantiates it with its units)."""
 
     id = "amounts_as_given"
     order = 100
-    #: The unit of each base-unit column ("table.column", lower case).
-    units: Mapping[str, Unit]
 
     def applies(self, analysis: Analysis) -> bool:
-        return bool(self.units) and analysis.errors_of is not None
+        return super().applies(analysis) and analysis.errors_of is not None
 
     def repair(self, analysis: Analysis) -> Repaired:
         return amounts_as_given(analysis.sql, analysis.schema, self.units, analysis.asked, analysis.errors_of,

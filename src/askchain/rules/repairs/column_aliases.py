@@ -14,14 +14,11 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
-from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.optimizer.scope import Scope
 
-from askchain.db.dialects import parse_one
 from askchain.db.schema import Schema, Table
 from askchain.generation.sql_text import Edit, apply_edits
-from askchain.rules.analysis import Analysis
-from askchain.rules.analysis import source_tables
+from askchain.rules.analysis import Analysis, readable_scopes, source_tables
 from askchain.rules.base import Repair, Repaired
 
 #: table name (lower case) -> {alias written: the table's own column}
@@ -35,10 +32,8 @@ def own_column_names(sql: str, schema: Schema, aliases: Aliases,
     `tree` is `sql` parsed, where the caller has it (the candidate's Analysis; read, never changed)."""
     if not aliases:
         return sql, []
-    try:
-        tree = parse_one(sql, schema.dialect) if tree is None else tree
-        scopes = traverse_scope(tree) if tree is not None else []
-    except SqlglotError:
+    scopes = readable_scopes(sql, schema.dialect, tree)
+    if scopes is None:
         return sql, []
     edits = []
     for scope in scopes:

@@ -10,14 +10,11 @@ query lacks, an ambiguous name), the query is left to validation, which names th
 from __future__ import annotations
 
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
-from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.optimizer.scope import Scope
 
-from askchain.db.dialects import parse_one
 from askchain.db.schema import Schema
 from askchain.generation.sql_text import Edit, apply_edits
-from askchain.rules.analysis import Analysis
-from askchain.rules.analysis import enclosing_scopes, source_tables
+from askchain.rules.analysis import Analysis, enclosing_scopes, readable_scopes, source_tables
 from askchain.rules.base import Repair, Repaired
 
 
@@ -25,10 +22,8 @@ def known_qualifiers(sql: str, schema: Schema, tree: exp.Expression | None = Non
     """`sql` with each unknown qualifier written as the name of the one table in its query that has the column, and
     what was rewritten ("t.value read as tx.value"); unchanged (no notes) when there is none or sqlglot cannot read
     it. `tree` is `sql` parsed, where the caller has it (the candidate's Analysis; read, never changed)."""
-    try:
-        tree = parse_one(sql, schema.dialect) if tree is None else tree
-        scopes = traverse_scope(tree) if tree is not None else []
-    except SqlglotError:
+    scopes = readable_scopes(sql, schema.dialect, tree)
+    if scopes is None:
         return sql, []
     edits = [edit for scope in scopes for column in scope.columns if (edit := _requalify(column, scope, schema))]
     return apply_edits(sql, edits)

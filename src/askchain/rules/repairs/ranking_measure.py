@@ -15,9 +15,8 @@ from sqlglot import exp, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
-from askchain.db.dialects import parse_one
 from askchain.rules.amounts import amounts_kept
-from askchain.rules.analysis import Analysis
+from askchain.rules.analysis import Analysis, readable
 from askchain.rules.base import Repair, Repaired
 
 
@@ -31,10 +30,7 @@ def show_ranking_measure(sql: str, dialect: str, raw_units: Collection[str] = ()
     GoogleSQL (and PostgreSQL) refuse to order DISTINCT rows by a key they do not show, and DuckDB orders them by an
     arbitrary one of its values.
     `tree` is `sql` parsed, where the caller has it (the candidate's Analysis; read, never changed)."""
-    try:
-        tree = parse_one(sql, dialect) if tree is None else tree
-    except SqlglotError:
-        return sql, []
+    tree = readable(sql, dialect, tree)
     if (not isinstance(tree, exp.Select) or tree.args.get("kind") or tree.is_star
             or not tree.args.get("order")):
         return sql, []

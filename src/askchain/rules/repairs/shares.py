@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import SqlglotError
 
 from askchain.db.dialects import parse_one
 from askchain.generation.sql_text import apply_edits, condition_span
-from askchain.rules.analysis import Analysis
+from askchain.rules.analysis import Analysis, readable
 from askchain.rules.base import Repair, Repaired
 from askchain.rules.filtered_shares import shares_of_the_filter
 from askchain.rules.sql import condition_key, conjuncts
@@ -27,9 +26,8 @@ def shares_among_all_rows(sql: str, dialect: str, tree: exp.Expression | None = 
     it, and what was dropped; `sql` unchanged (and no notes) when there is no such share, one of the conditions
     comes from another WHERE than the share's own, or one is not found as written.
     `tree` is `sql` parsed, where the caller has it (the candidate's Analysis; read, never changed)."""
-    try:
-        tree = parse_one(sql, dialect) if tree is None else tree
-    except SqlglotError:
+    tree = readable(sql, dialect, tree)
+    if tree is None:
         return sql, []
     selects = list(tree.find_all(exp.Select))
     for found in shares_of_the_filter(tree, dialect):

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
-from askchain.db.dialects import parse_one
 from askchain.generation.sql_text import apply_edits
 from askchain.numbers import SOME_ROWS, question_numbers
-from askchain.rules.analysis import Analysis
+from askchain.rules.analysis import Analysis, readable
 from askchain.rules.base import Repair, Repaired
 
 
@@ -29,10 +27,7 @@ def drop_unasked_limit(sql: str, dialect: str, question: str,
     `tree` is `sql` parsed, where the caller has it (the candidate's Analysis; read, never changed)."""
     if SOME_ROWS.search(question):
         return sql, []
-    try:
-        tree = parse_one(sql, dialect) if tree is None else tree
-    except SqlglotError:
-        return sql, []
+    tree = readable(sql, dialect, tree)
     limit = tree.args.get("limit") if tree is not None else None
     count = limit.expression if isinstance(limit, exp.Limit) else None
     if count is None or not count.is_int or count.to_py() <= 1 or tree.args.get("offset") or \

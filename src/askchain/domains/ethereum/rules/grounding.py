@@ -23,14 +23,11 @@ from typing import Iterator, Sequence
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import SqlglotError
 
-from askchain.db.dialects import parse_one
 from askchain.domains.ethereum.rules.word_padding import holds_number, unpadded_address
 from askchain.generation.sql_text import apply_edits, condition_span
-from askchain.rules.analysis import Analysis
-from askchain.rules.base import Repair, Repaired
-from askchain.rules.base import Check, Finding
+from askchain.rules.analysis import Analysis, readable
+from askchain.rules.base import Check, Finding, Repair, Repaired, Rule
 from askchain.semantic.layer import GroundedLiterals, Reading
 
 #: Words that make the constant after them an example, not a value the question asks about.
@@ -39,18 +36,17 @@ EXAMPLE_MARK = re.compile(r"(?:e\.g\.|for example|for instance|such as|like)[\s,
 #: Comparisons that keep a constant out rather than filter on it (`from_address != '0x00…0'`): never a copied filter.
 EXCLUSIONS = (exp.NEQ,)
 
+#: What may stand between a literal and the comparison that holds it (`LOWER('0x…')`, `IN ('0x…', …)`).
+AROUND_LITERALS = (exp.Lower, exp.Upper, exp.Paren, exp.Tuple)
+
 
 def ungrounded_literals(sql: str, dialect: str, rules: GroundedLiterals, question: str,
                         readings: Sequence[Reading]) -> list[str]:
     """One finding per distinct constant of the rules' pattern (inside any string literal: `LIKE '0xa9059cbb%'`)
     that neither the question, the entities among its `readings`, nor a known constant its words call for accounts
     for; constants a query only excludes are fine. None when sqlglot cannot read `sql` (the other checks say why)."""
-    try:
-        tree = parse_one(sql, dialect)
-    except SqlglotError:
-        return []
     findings, seen = [], set()
-    for _, written, known in _unasked(tree, rules, question, readings):
+    for _, written, known in _unasked(readable(sql, dialect), rules, question, readings):
         if written.lower() in seen:
             continue
         seen.add(written.lower())
@@ -92,11 +88,7 @@ def _drop_one(sql: str, dialect: str, rules: GroundedLiterals, question: str,
               readings: Sequence[Reading]) -> tuple[str, str] | None:
     """`sql` with the first droppable condition (see above) taken out where it is written, and the note; None when
     there is none (one edit at a time: two neighbours dropped at once would share their AND)."""
-    try:
-        tree = parse_one(sql, dialect)
-    except SqlglotError:
-        return None
-    unasked = list(_unasked(tree, rules, question, readings))
+    unasked = list(_unasked(readable(sql, dialect), rules, question, readings))
     copied = {id(literal) for literal, _, known in unasked if known}
     tokens = None  # tokenized only for a query with a condition to drop: most candidates have none
     for literal, _, known in unasked:
@@ -139,9 +131,7 @@ def _watched(condition: exp.Expression, rules: GroundedLiterals) -> list[exp.Lit
 def _where_condition(literal: exp.Literal) -> exp.Expression | None:
     """The comparison holding `literal` (maybe in parentheses) when it is one of a WHERE clause's ANDed conditions;
     None anywhere else."""
-    node = literal.parent
-    while isinstance(node, (exp.Lower, exp.Upper, exp.Paren, exp.Tuple)):
-        node = node.parent
+    node = _holder(literal)
     if not isinstance(node, (exp.EQ, exp.In, exp.Like)):
         return None
     while isinstance(node.parent, exp.Paren):
@@ -162,27 +152,41 @@ def _written_in(constant: str, text: str) -> bool:
     return re.search(re.escape(constant) + r"(?![0-9a-f])", text) is not None
 
 
+def _holder(literal: exp.Literal) -> exp.Expression | None:
+    """The node holding `literal` past the case folds, parentheses and tuples around it: what both a droppable
+    condition and a constant only kept out are told by."""
+    node = literal.parent
+    while isinstance(node, AROUND_LITERALS):
+        node = node.parent
+    return node
+
+
 def _excluded(literal: exp.Literal) -> bool:
     """Whether the query only keeps rows away from `literal` (`!=`, `NOT IN`)."""
-    parent = literal.parent
-    while isinstance(parent, (exp.Lower, exp.Upper, exp.Paren, exp.Tuple)):
-        parent = parent.parent
+    parent = _holder(literal)
     if isinstance(parent, exp.In):
         return isinstance(parent.parent, exp.Not)
     return isinstance(parent, EXCLUSIONS)
 
 
 @dataclass(frozen=True)
-class UngroundedLiterals(Check):
-    """A watched constant the question never called for (entities looked up: else every entity's would look copied)."""
+class GroundingRule(Rule):
+    """A rule over the domain's watched constants, with nothing to do before the question's entities are looked up
+    (else every entity's constant would look copied): what the grounding checks and repair share."""
 
-    id = "ungrounded_literals"
-    order = 310
-    reads_tree = False
     rules: GroundedLiterals
 
     def applies(self, analysis: Analysis) -> bool:
         return analysis.readings is not None
+
+
+@dataclass(frozen=True)
+class UngroundedLiterals(GroundingRule, Check):
+    """A watched constant the question never called for."""
+
+    id = "ungrounded_literals"
+    order = 310
+    reads_tree = False
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         for message in ungrounded_literals(analysis.sql, analysis.schema.dialect, self.rules, analysis.asked,
@@ -191,16 +195,12 @@ class UngroundedLiterals(Check):
 
 
 @dataclass(frozen=True)
-class UnusedQuestionConstants(Check):
+class UnusedQuestionConstants(GroundingRule, Check):
     """A constant the question itself writes that the query never holds (not the hint's: a step's rows list many)."""
 
     id = "unused_question_constants"
     order = 320
     reads_tree = False
-    rules: GroundedLiterals
-
-    def applies(self, analysis: Analysis) -> bool:
-        return analysis.readings is not None
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         for message in unused_question_constants(analysis.sql, self.rules, analysis.question):
@@ -208,15 +208,11 @@ class UnusedQuestionConstants(Check):
 
 
 @dataclass(frozen=True)
-class UnaskedConstants(Repair):
+class UnaskedConstants(GroundingRule, Repair):
     """A known constant the question does not call for: its condition dropped, as the finding would ask."""
 
     id = "unasked_constants"
     order = 90
-    rules: GroundedLiterals
-
-    def applies(self, analysis: Analysis) -> bool:
-        return analysis.readings is not None
 
     def repair(self, analysis: Analysis) -> Repaired:
         return drop_unasked_constants(analysis.sql, analysis.dialect, self.rules, analysis.asked, analysis.readings)

@@ -13,11 +13,9 @@ import re
 from typing import Iterable
 
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
-from askchain.db.dialects import parse_one
 from askchain.generation.sql_text import apply_edits
-from askchain.rules.analysis import Analysis
+from askchain.rules.analysis import Analysis, readable
 from askchain.rules.base import Repair, Repaired
 
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
@@ -36,12 +34,11 @@ def pad_addresses_in_words(sql: str, dialect: str, word_columns: Iterable[str]) 
     names = {column.rsplit(".", 1)[-1].lower() for column in word_columns}
     if not names:
         return sql, []
-    try:
-        tree = parse_one(sql, dialect)
-    except SqlglotError:
+    tree = readable(sql, dialect)
+    if tree is None:
         return sql, []
     edits = []
-    for element, literals in _word_comparisons(tree, names) if tree is not None else []:
+    for element, literals in _word_comparisons(tree, names):
         for literal in literals:
             span = literal.meta
             if ADDRESS.fullmatch(literal.this) and "start" in span:
