@@ -6,6 +6,7 @@ import pytest
 
 from askchain.errors import ConfigError
 from askchain.semantic import Entry, Layer, load_layer
+from askchain.semantic.layer import Check
 
 LAYER = Layer([
     Entry(name="eth", kind="metric", terms=("ETH",), definition="ETH = wei / 1e18"),
@@ -68,6 +69,14 @@ TWICE = "  - call: 'F({n})'\n    sql: '{n}'\n    note: n\n"
      "    checks: [{requires: 'CURRENT', message: m}]\n", "entry x's condition must be on {column}"),
     ("entries:\n  - name: x\n    kind: convention\n    definition: d\n    condition: 'DATE({column}) = CURRENT_DATE()'\n",
      "entry x's condition must be on {column} and the entry must have the checks"),
+    # a check's predicate the library lacks, or with an argument it does not take, names its entry
+    ("entries:\n  - name: x\n    kind: metric\n    definition: d\n    checks: [{requires_tree: {lmit: 5}, message: m}]\n",
+     "entry x has a bad tree predicate .*unknown predicate 'lmit'"),
+    ("entries:\n  - name: x\n    kind: metric\n    definition: d\n"
+     "    checks: [{forbids_tree: {limit: {n: 5}}, message: m}]\n", "entry x has a bad tree predicate"),
+    # a quantifier's braces written once: the pattern compiles as written and breaks once filled
+    ("entries:\n  - name: x\n    kind: metric\n    definition: d\n    checks: [{forbids: '0x[0-9a-f]{40}', message: m}]\n",
+     "entry x has a check pattern .* that does not compile once filled"),
 ])
 def test_a_broken_layer_file_is_a_one_line_error(tmp_path, text, error):
     bad = tmp_path / "layer.yaml"
@@ -120,3 +129,25 @@ def test_units_say_how_to_show_their_columns_unless_the_question_asks_for_the_un
     assert wei.how_shown("value") == "wei: show ETH as value / 1e18" and wei.least_meant is None
     assert wei.asked_in("What is the balance of 0xab in wei?")
     assert LAYER.units_by_column == {}  # a layer without units
+
+
+TOP = Entry(name="top", kind="convention", patterns=(r"\btop\s+(?P<n>\d+)",), definition="the top {n}",
+            checks=(Check(requires_tree={"limit": "{n}"}, message="end with LIMIT {n}"),
+                    Check(requires=r"\bminer\b", message="by miner"),
+                    Check(applies=r"\bminer\b", forbids_tree={"call": "MEDIAN"}, message="no median by miner")))
+
+
+def test_checks_on_the_tree_read_the_query_as_parsed_beside_those_on_its_text():
+    (reading,) = Layer([TOP]).match("the top 5 miners")
+    assert reading.findings("SELECT miner FROM blocks LIMIT 5", "bigquery") == []
+    assert reading.findings("SELECT miner FROM blocks WHERE n = 5 LIMIT 50", "bigquery") == ["end with LIMIT 5"]
+    assert reading.findings("SELECT miner, MEDIAN(gas_used) FROM blocks GROUP BY miner LIMIT 5", "bigquery") == \
+        ["no median by miner"]
+    assert reading.findings("SELECT MEDIAN(gas_used) FROM blocks LIMIT 5", "bigquery") == ["by miner"]
+    assert hash(TOP) == hash(TOP.model_copy())  # an entry with checks on the tree hashes as any other
+
+
+def test_a_query_that_cannot_be_parsed_is_held_to_the_checks_on_its_text_alone():
+    (reading,) = Layer([TOP]).match("the top 5 miners")
+    assert reading.findings("SELECT MEDIAN(gas_used) FROM blocks WHERE", "bigquery") == ["by miner"]
+    assert reading.findings("SELECT miner FROM blocks", tree=lambda: None) == []  # the caller's parse: none

@@ -8,7 +8,9 @@ A question gets only the entries whose words it uses (a 1.5B model copies a defi
 far better than it applies a rule buried in long notes), and the answer says which conventions it applied.
 Patterns may capture a number (`last (?P<n>\\d+) days`): `{n}` in the entry's text is filled from the question.
 An entry may carry checks: rules the SQL written for such a question must keep (a question in gwei must not divide by
-1e18), each with the message that tells the reviser what to fix.
+1e18), each with the message that tells the reviser what to fix. A check is a structured predicate on the query's
+parsed tree (`requires_tree: {limit: "{n}"}`, askchain.semantic.predicates) or, where none fits, a regular expression
+over its text; both are filled from the question's values and validated so filled when the layer is loaded.
 A time convention may carry its exact condition, which askchain writes in place of a window its checks flag.
 
 Units name the columns stored in a base unit a user never reads (wei) and how to show them (ETH = wei / 1e18):
@@ -27,21 +29,42 @@ model copies an example's constant into questions that never named it (askchain.
 
 from __future__ import annotations
 
+import json
 import re
+import string
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Callable, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
+from askchain.db.dialects import parse_one
 from askchain.errors import ConfigError
+from askchain.semantic.predicates import SAMPLE, PredicateError, build, readable, validate
 
 Kind = Literal["metric", "entity", "convention"]
+#: The query's parsed tree, made on first use; None where it cannot be parsed.
+Tree = Callable[[], "exp.Expression | None"]
+
+
+class Spec(dict):
+    """A tree predicate as written, hashed by its JSON: an entry holding one hashes like any other."""
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(json.dumps(self, sort_keys=True, default=str))
+
+
+Predicate = Annotated[dict[str, Any], AfterValidator(Spec)]
 
 
 class Check(BaseModel):
-    """A rule on the SQL (regular expressions, case-insensitive) for a question that calls for the entry."""
+    """A rule on the SQL for a question that calls for the entry: regular expressions over its text
+    (case-insensitive) or predicates on its parsed tree (askchain.semantic.predicates); where both forms are given,
+    both must hold. A check on the tree says nothing of a query that cannot be parsed (its syntax is reported)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -49,17 +72,62 @@ class Check(BaseModel):
     applies: str | None = None
     requires: str | None = None
     forbids: str | None = None
+    applies_tree: Predicate | None = None
+    requires_tree: Predicate | None = None
+    forbids_tree: Predicate | None = None
     message: str
 
-    def broken_by(self, sql: str, values: dict[str, str]) -> str | None:
-        """The message when `sql` breaks the rule, else None."""
-        def found(pattern: str) -> bool:
+    @property
+    def patterns(self) -> list[str]:
+        """The regular expressions, as written (placeholders unfilled)."""
+        return [p for p in (self.applies, self.requires, self.forbids) if p]
+
+    @property
+    def predicates(self) -> list[dict[str, Any]]:
+        """The tree predicates, as written (placeholders unfilled)."""
+        return [p for p in (self.applies_tree, self.requires_tree, self.forbids_tree) if p]
+
+    def broken_by(self, sql: str, values: dict[str, str], tree: Tree) -> str | None:
+        """The message when `sql` (whose tree `tree` gives) breaks the rule, else None."""
+        def found(pattern: str | None) -> bool:
             return re.search(pattern.format(**values), sql, re.IGNORECASE) is not None
 
-        if self.applies and not found(self.applies):
+        def holds(spec: dict[str, Any] | None) -> bool:
+            return build(spec, values)(parsed)
+
+        parsed = tree() if self.predicates else None
+        if self.predicates and parsed is None:
             return None
-        if (self.requires and not found(self.requires)) or (self.forbids and found(self.forbids)):
-            return self.message.format(**values)
+        if (self.applies and not found(self.applies)) or (self.applies_tree and not holds(self.applies_tree)):
+            return None
+        broken = (self.requires and not found(self.requires)) or (self.forbids and found(self.forbids)) or \
+            (self.requires_tree and not holds(self.requires_tree)) or (self.forbids_tree and holds(self.forbids_tree))
+        return self.message.format(**values) if broken else None
+
+
+def check_errors(check: Check) -> list[str]:
+    """What is wrong with a check's patterns and predicates once filled as a question fills them (an unescaped
+    `{40}` quantifier compiles as written and breaks once filled): each names the pattern or predicate."""
+    errors = []
+    for pattern in check.patterns:
+        try:
+            names = [name for _, name, _, _ in string.Formatter().parse(pattern) if name]
+            re.compile(pattern.format(**{name: SAMPLE for name in names}), re.IGNORECASE)
+        except (re.error, ValueError, KeyError, IndexError) as exc:
+            errors.append(f"a check pattern {pattern!r} that does not compile once filled: {exc}")
+    for spec in check.predicates:
+        try:
+            validate(spec)
+        except PredicateError as exc:
+            errors.append(f"a bad tree predicate {spec!r}: {exc}")
+    return errors
+
+
+def parsed_tree(sql: str, dialect: str | None) -> exp.Expression | None:
+    """`sql` parsed in `dialect` for the checks on the tree; None where it cannot be."""
+    try:
+        return readable(parse_one(sql, dialect))
+    except SqlglotError:
         return None
 
 
@@ -189,9 +257,11 @@ class Reading:
     def reading(self) -> str:
         return self.entry.reading.format(**self.values) if self.values else self.entry.reading
 
-    def findings(self, sql: str) -> list[str]:
-        """What `sql` gets wrong about this entry, each saying the fix."""
-        return [m for check in self.entry.checks if (m := check.broken_by(sql, self.values))]
+    def findings(self, sql: str, dialect: str | None = None, tree: Tree | None = None) -> list[str]:
+        """What `sql` gets wrong about this entry, each saying the fix. The checks on the tree read `tree` (by
+        default, `sql` parsed in `dialect` on first use)."""
+        tree = tree or cache(lambda: parsed_tree(sql, dialect))
+        return [m for check in self.entry.checks if (m := check.broken_by(sql, self.values, tree))]
 
 
 @dataclass
@@ -267,8 +337,7 @@ def load_layer(path: Path) -> Layer:
         grounded = GroundedLiterals(**data["grounded_literals"]) if data.get("grounded_literals") else None
     except (OSError, yaml.YAMLError, TypeError, AttributeError, ValidationError) as exc:
         raise ConfigError(f"semantic layer {path} is invalid: {str(exc).splitlines()[0]}") from exc
-    patterns = [(f"entry {entry.name}", pattern) for entry in entries
-                for pattern in [*entry.patterns, *(p for c in entry.checks for p in (c.applies, c.requires, c.forbids) if p)]]
+    patterns = [(f"entry {entry.name}", pattern) for entry in entries for pattern in entry.patterns]
     patterns += [(f"unit {unit.name}", unit.asked_for) for unit in units]
     patterns += [("grounded_literals", grounded.pattern)] if grounded else []
     for owner, pattern in patterns:
@@ -276,6 +345,9 @@ def load_layer(path: Path) -> Layer:
             re.compile(pattern)
         except re.error as exc:
             raise ConfigError(f"semantic layer {path}: {owner} has a bad pattern {pattern!r}: {exc}") from exc
+    for entry in entries:
+        if errors := [error for check in entry.checks for error in check_errors(check)]:
+            raise ConfigError(f"semantic layer {path}: entry {entry.name} has {errors[0]}")
     for shorthand in shorthands:
         used = set(PLACEHOLDER.findall(shorthand.sql))
         if not re.fullmatch(r"[A-Za-z_]\w*\(.*\)", shorthand.call.strip()) or used != shorthand.parameters or \

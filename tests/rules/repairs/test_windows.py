@@ -8,7 +8,7 @@ import pytest
 from askchain.db.schema import Column, Schema, Table
 from askchain.rules.repairs.windows import conform_windows, time_columns
 from askchain.semantic import Entry, Reading
-from askchain.semantic.layer import Check
+from askchain.semantic.layer import Check, parsed_tree
 
 LAST_N_DAYS = Entry(
     name="last_n_days", kind="convention", patterns=(r"\blast\s+(?P<n>\d+)\s+days\b",), definition="last {n} days",
@@ -20,6 +20,11 @@ LAST_N_DAYS = Entry(
 YESTERDAY = Reading(Entry(name="yesterday", kind="convention", terms=("yesterday",), definition="yesterday",
                           condition="DATE({column}) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)",
                           checks=(Check(requires=r"INTERVAL\s+1\s+DAY", message="the question asks about yesterday"),)))
+#: The same convention with its checks on the query's tree, as the Ethereum layer writes them.
+LAST_N_DAYS_ON_THE_TREE = LAST_N_DAYS.model_copy(update={"checks": (
+    Check(requires_tree={"interval": {"n": "{n}", "unit": "DAY"}}, message="the last {n} days"),
+    Check(forbids_tree={"compared": {"this": {"days_ago": "{n}"}}}, message="not the one day {n} days ago"),
+    Check(requires_tree={"before_today": {}}, message="the last {n} days end before today"))})
 GWEI = Entry(name="gwei", kind="metric", terms=("gwei",), definition="gwei = wei / 1e9")
 DAYS_7, DAYS_30 = Reading(LAST_N_DAYS, {"n": "7"}), Reading(LAST_N_DAYS, {"n": "30"})
 TIMES = frozenset({"block_timestamp", "timestamp"})
@@ -88,6 +93,23 @@ def test_a_flagged_window_is_written_as_the_convention(readings, sql, expected):
 ])
 def test_anything_else_stays_as_written(readings, sql):
     assert conform_windows(sql, "bigquery", TIMES, readings, no_findings) == (sql, [])
+
+
+def test_a_window_the_checks_on_the_tree_flag_is_written_as_the_convention():
+    days = Reading(LAST_N_DAYS_ON_THE_TREE, {"n": "7"})
+    sql = "SELECT COUNT(*) FROM blocks WHERE DATE(timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)"
+    written, notes = conform_windows(sql, "bigquery", TIMES, [days], no_findings)
+    assert written == f"SELECT COUNT(*) FROM blocks WHERE {RANGE_7.format(c='timestamp')}" and len(notes) == 1
+    right = "SELECT COUNT(*) FROM blocks WHERE DATE(timestamp) <= DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY) AND " \
+            "DATE(timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)"  # `<=` yesterday leaves today out too
+    assert conform_windows(right, "bigquery", TIMES, [days], no_findings) == (right, [])
+    # sqlglot cannot parse it: the checks on the tree cannot say, and the window is written as the convention
+    broken = "SELECT SUM(CASE WHEN gas_used > 0 THEN 1 ELSE 0) FROM blocks WHERE DATE(timestamp) >= " \
+             "DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)"  # a CASE without its END
+    assert parsed_tree(broken, "bigquery") is None
+    written, notes = conform_windows(broken, "bigquery", TIMES, [days], no_findings)
+    assert written == "SELECT SUM(CASE WHEN gas_used > 0 THEN 1 ELSE 0) FROM blocks WHERE " \
+                      f"{RANGE_7.format(c='timestamp')}" and len(notes) == 1
 
 
 def test_an_edit_that_validation_finds_worse_is_not_kept():

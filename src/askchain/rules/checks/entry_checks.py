@@ -1,28 +1,31 @@
 """The checks of the domain definitions a question calls for (`checks:` of a semantic-layer entry: a question in gwei
-must not divide by 1e18), each with the message that tells the reviser what to fix. They read the text, so they run
-whatever the checks of the tree found. Their patterns are filled with placeholder values and compiled when the rule
-is made, so a pattern that breaks once filled (an unescaped `{40}` quantifier) fails at load, not on every
-candidate."""
+must not divide by 1e18), each with the message that tells the reviser what to fix. Most are predicates on the
+query's tree as written (askchain.semantic.predicates: a LIMIT, a call, a division), read from the analysis's parse;
+the rest are regular expressions over the text. A query sqlglot cannot parse is held to its regular expressions
+only, so the rule waits on no gate. The patterns and predicates are filled with placeholder values and built when
+the rule is made, so one that breaks once filled (an unescaped `{40}` quantifier, an unknown predicate) fails at
+load, not on every candidate.
+
+Ethereum's checks that stay regular expressions (src/askchain/domains/ethereum/semantic.yaml), and why: none today;
+every one of its 36 is a predicate (docs/architecture.md, "Rules")."""
 
 from __future__ import annotations
 
-import re
-import string
 from dataclasses import dataclass
 from typing import Iterable, Iterator
+
+from sqlglot import exp
 
 from askchain.errors import ConfigError
 from askchain.rules.analysis import Analysis
 from askchain.rules.base import Check, Finding
-from askchain.semantic.layer import Entry
-
-#: What a pattern's `{value}` is filled with to compile it at load: a number, as the patterns capture.
-PLACEHOLDER = "7"
+from askchain.semantic.layer import Entry, check_errors
+from askchain.semantic.predicates import readable
 
 
 @dataclass(frozen=True)
 class EntryChecks(Check):
-    """The requires/forbids rules of the entries the question calls for (a domain instantiates it with its entries)."""
+    """The checks of the entries the question calls for (a domain instantiates it with its entries)."""
 
     id = "entry_checks"
     order = 300
@@ -31,27 +34,19 @@ class EntryChecks(Check):
 
     def __post_init__(self) -> None:
         for entry in self.entries:
-            for check in entry.checks:
-                for pattern in filter(None, (check.applies, check.requires, check.forbids)):
-                    _compiled(pattern, entry)
+            if errors := [error for check in entry.checks for error in check_errors(check)]:
+                raise ConfigError(f"entry {entry.name} has {errors[0]}")
 
     def applies(self, analysis: Analysis) -> bool:
         return bool(analysis.readings)
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
+        def tree() -> exp.Expression | None:
+            return readable(analysis.parsed_or_none(analysis.dialect))
+
         for reading in analysis.readings:
-            for message in reading.findings(analysis.sql):
+            for message in reading.findings(analysis.sql, analysis.dialect, tree):
                 yield self.error(message)
-
-
-def _compiled(pattern: str, entry: Entry) -> re.Pattern:
-    """`pattern` filled as a question would fill it, compiled; a ConfigError naming the entry when it cannot be."""
-    try:
-        names = [name for _, name, _, _ in string.Formatter().parse(pattern) if name]
-        return re.compile(pattern.format(**{name: PLACEHOLDER for name in names}), re.IGNORECASE)
-    except (re.error, ValueError, KeyError, IndexError) as exc:
-        raise ConfigError(f"entry {entry.name} has a check pattern {pattern!r} that does not compile once filled: "
-                          f"{exc}") from exc
 
 
 def entry_checks(entries: Iterable[Entry]) -> EntryChecks:

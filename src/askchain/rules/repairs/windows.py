@@ -8,13 +8,15 @@ a revision asked to fix it often rewrites the rest of the query instead. The con
 (`condition` in the semantic layer), so the edit is askchain's: in each WHERE, the conditions comparing one time column
 with the current date or time become the convention's condition on that column.
 
-The edit is kept only where the convention's checks flagged the query, it clears their findings, and validation finds
-nothing new in the result: a query whose WHERE spans more on purpose (a daily change needs the day before the first
-one asked about; two periods compared) breaks another rule when narrowed, and stays as written, for revision."""
+The edit is kept only where the convention's checks flagged the query (or, sqlglot unable to parse it, the checks on
+its tree could not), it clears their findings, and validation finds nothing new in the result: a query whose WHERE
+spans more on purpose (a daily change needs the day before the first one asked about; two periods compared) breaks
+another rule when narrowed, and stays as written, for revision."""
 
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Callable, Collection, Sequence
 
 from sqlglot import exp
@@ -27,7 +29,7 @@ from askchain.db.schema import Schema
 from askchain.generation.sql_text import Edit, apply_edits
 from askchain.rules.analysis import Analysis
 from askchain.rules.base import Repair, Repaired
-from askchain.semantic.layer import Reading
+from askchain.semantic.layer import Reading, parsed_tree
 
 #: Tokens that end a WHERE clause at its own depth.
 _WHERE_ENDS = {TokenType.GROUP_BY, TokenType.ORDER_BY, TokenType.LIMIT, TokenType.HAVING, TokenType.QUALIFY,
@@ -50,16 +52,20 @@ def conform_windows(sql: str, dialect: str, times: Collection[str], readings: Se
     """`sql` with its windows written as the question's one time convention that has a condition, and what was
     rewritten; unchanged (no notes) when the question has no such convention or two, the convention's checks pass,
     no WHERE holds a window on one time column, or the rewritten query keeps a finding of the convention or gets one
-    that `findings` (the query's validation) did not report before."""
+    that `findings` (the query's validation) did not report before. A query sqlglot cannot parse gives the checks on
+    its tree nothing to read: its windows are written as the convention wherever they are written otherwise."""
     windows = [reading for reading in readings if reading.entry.condition]
-    if len(windows) != 1 or not windows[0].findings(sql):
+    if len(windows) != 1:
         return sql, []
     window = windows[0]
+    tree = cache(lambda: parsed_tree(sql, dialect))
+    if not window.findings(sql, dialect, tree) and tree() is not None:
+        return sql, []
     edits = _window_edits(sql, dialect, times, window)
     if not edits:
         return sql, []
     written, notes = apply_edits(sql, edits)
-    if window.findings(written) or not set(findings(written)) <= set(findings(sql)):
+    if written == sql or window.findings(written, dialect) or not set(findings(written)) <= set(findings(sql)):
         return sql, []
     return written, [note for note in notes if note]
 
