@@ -11,7 +11,7 @@ from askchain import ask
 from askchain.answer.followup import Turn
 from askchain.config import get_settings
 from askchain.llm.fake import ScriptedModel
-from askchain.pipeline.flow import Shape
+from askchain.pipeline.shape import Shape
 from askchain.pipeline.graph import run_graph
 from askchain.pipeline.methods import method_settings
 

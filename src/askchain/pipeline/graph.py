@@ -17,7 +17,7 @@ from typing import Any, Callable
 from askchain.config import PipelineSettings
 from askchain.errors import require
 from askchain.pipeline import stages
-from askchain.pipeline.flow import RETRIEVAL, Shape, run_stage
+from askchain.pipeline.shape import RETRIEVAL, Shape, run_stage
 from askchain.pipeline.run import Run
 from askchain.pipeline.stages import State, StageOutput
 
