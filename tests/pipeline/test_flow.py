@@ -3,32 +3,20 @@ same stages, events, trace and answer as the LangGraph graph of that configurati
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from askchain import ask
 from askchain.answer.followup import Turn
 from askchain.config import get_settings
 from askchain.llm.fake import ScriptedModel
-from askchain.pipeline.shape import Shape
 from askchain.pipeline.graph import run_graph
 from askchain.pipeline.methods import method_settings
+from askchain.pipeline.shape import Shape
 
 COUNT = "```sql\nSELECT count(*) FROM singer\n```"
 BROKEN = "```sql\nSELECT nope FROM singer\n```"
 #: What varies between two runs of one question whatever runs them.
 RUN_BOUND = {"elapsed_s", "run_id", "usage"}
-
-
-@pytest.fixture
-def db(tmp_path) -> str:
-    path = tmp_path / "singers.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT)")
-        conn.executemany("INSERT INTO singer VALUES (?, ?, ?)",
-                         [(1, "Ana", "France"), (2, "Bo", "France"), (3, "Cy", "Chile")])
-    return str(path)
 
 
 def test_the_comparison_methods_are_chains_and_the_pipeline_is_not():

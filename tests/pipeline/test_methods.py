@@ -3,32 +3,21 @@ model roles routed to their models."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from askchain import ask
 from askchain.config import get_settings
 from askchain.errors import ConfigError
 from askchain.llm.fake import ScriptedModel
-from askchain.pipeline.graph import Shape, compiled_graph
+from askchain.pipeline.graph import compiled_graph
 from askchain.pipeline.methods import method_settings
 from askchain.pipeline.run import Models
+from askchain.pipeline.shape import Shape
 from askchain.resources import Resources
 
 COUNT = "```sql\nSELECT count(*) FROM singer\n```"
 EMPTY = "```sql\nSELECT name FROM singer WHERE country = 'Peru'\n```"
 BROKEN = "```sql\nSELECT nope FROM singer\n```"
-
-
-@pytest.fixture
-def db(tmp_path) -> str:
-    path = tmp_path / "singers.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT)")
-        conn.executemany("INSERT INTO singer VALUES (?, ?, ?)",
-                         [(1, "Ana", "France"), (2, "Bo", "France"), (3, "Cy", "Chile")])
-    return str(path)
 
 
 def quiet(**pipeline):

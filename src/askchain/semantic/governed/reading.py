@@ -6,7 +6,7 @@ fraction (0-1); window: the 7 full UTC days before today; grouped by day".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from askchain.semantic.governed.steps import StepRef
@@ -72,7 +72,7 @@ class ModelSpec:
     dimensions: dict[str, Field]
     time: str | None  # the event time's expression (`_.block_timestamp`), or None for a table without one
     #: Each fraction measure's twin in percent (0-100), which a query asking for a percentage is given instead.
-    percentages: dict[str, Field] = field(default_factory=dict)
+    percentages: dict[str, Field]
 
     def in_percent(self) -> ModelSpec:
         """The spec whose measures include the percentage twins (for the reading of a query that uses them)."""
