@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from askchain.semantic.predicates import MATCHERS, PredicateError, build, readable, validate
+from askchain.semantic.predicates import MATCHERS, PredicateError, build, query_or_none, validate
 
 T = "FROM transactions"
 
@@ -151,5 +151,5 @@ def test_a_bad_predicate_is_an_error_when_built(spec, error):
 
 
 def test_a_command_sqlglot_fell_back_to_is_no_tree_to_test():
-    assert readable(sqlglot.parse_one("SELECT 1")) is not None
-    assert readable(sqlglot.exp.Command(this="SHOW")) is None and readable(None) is None
+    assert query_or_none(sqlglot.parse_one("SELECT 1")) is not None
+    assert query_or_none(sqlglot.exp.Command(this="SHOW")) is None and query_or_none(None) is None

@@ -44,7 +44,7 @@ from sqlglot.errors import SqlglotError
 
 from askchain.db.dialects import parse_one
 from askchain.errors import ConfigError
-from askchain.semantic.predicates import SAMPLE, PredicateError, build, readable, validate
+from askchain.semantic.predicates import SAMPLE, PredicateError, build, query_or_none, validate
 
 Kind = Literal["metric", "entity", "convention"]
 #: The query's parsed tree, made on first use; None where it cannot be parsed.
@@ -126,7 +126,7 @@ def check_errors(check: Check) -> list[str]:
 def parsed_tree(sql: str, dialect: str | None) -> exp.Expression | None:
     """`sql` parsed in `dialect` for the checks on the tree; None where it cannot be."""
     try:
-        return readable(parse_one(sql, dialect))
+        return query_or_none(parse_one(sql, dialect))
     except SqlglotError:
         return None
 

@@ -95,7 +95,7 @@ def validate(spec: Any) -> None:
     build(spec, {name: SAMPLE for name in _placeholders(spec)})
 
 
-def readable(tree: exp.Expression | None) -> exp.Expression | None:
+def query_or_none(tree: exp.Expression | None) -> exp.Expression | None:
     """`tree`, or None where it holds no query to test (sqlglot's fallback to a bare command)."""
     return None if tree is None or isinstance(tree, exp.Command) else tree
 

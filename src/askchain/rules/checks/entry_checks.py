@@ -20,7 +20,7 @@ from askchain.errors import ConfigError
 from askchain.rules.analysis import Analysis
 from askchain.rules.base import Check, Finding
 from askchain.semantic.layer import Entry, check_errors
-from askchain.semantic.predicates import readable
+from askchain.semantic.predicates import query_or_none
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class EntryChecks(Check):
 
     def check(self, analysis: Analysis) -> Iterator[Finding]:
         def tree() -> exp.Expression | None:
-            return readable(analysis.parsed_or_none(analysis.dialect))
+            return query_or_none(analysis.parsed_or_none(analysis.dialect))
 
         for reading in analysis.readings:
             for message in reading.findings(analysis.sql, analysis.dialect, tree):
