@@ -119,6 +119,7 @@ class PipelineSettings(Section):
     generators: dict[str, GeneratorSettings]
     lead_generator: str | None
     lead_confirmation: NonNegativeInt
+    doubted_lead_confirmation: NonNegativeInt
     draft_generator: str
     draft_first_wave: NonNegativeInt
     agreement_exit: NonNegativeInt

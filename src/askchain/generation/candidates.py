@@ -33,6 +33,9 @@ class Candidate:
     repairs: tuple[str, ...] = ()  # what askchain repaired in what the model wrote (pipeline.stages.repairer)
     #: What a compiled candidate measures and how, in words (a semantic query's reading: measure, unit, window).
     reading: str = ""
+    #: Why the candidate may not answer its question although it runs (askchain.generation.semantic_doubt): it
+    #: answers only once another generator confirms its result.
+    doubt: str = ""
 
     def key(self, dialect: str) -> str:
         return normalize_sql(self.sql, dialect)

@@ -342,18 +342,20 @@ def draft(state: State, run: Run) -> StageOutput:
     revision would only confirm it, so the graph goes straight to selection (adaptive test-time compute). With
     `draft_first_wave`, that many samples are drawn first and the rest only when these do not all return one same
     result: most questions the samples agree on pay for a few samples, not all. A lead that ran to rows is the
-    answer alone (`lead_confirmation: 0`) or once one of the first `lead_confirmation` samples returns its result;
-    otherwise it joins the whole draft's vote."""
+    answer alone (`lead_confirmation: 0`) or once one of the first `lead_confirmation` samples returns its result
+    (`doubted_lead_confirmation` for a doubted lead); otherwise it joins the whole draft's vote."""
     cfg = run.settings.pipeline
     validate = validator(run, state)
     led, led_runs = lead(state, run, validate)
     answered = [ex for ex in led_runs if not ex.failed]  # success: it ran to rows
-    if answered and cfg.lead_confirmation == 0:
+    doubts = [ex.candidate.doubt for ex in answered if ex.candidate.doubt]
+    confirmation = cfg.doubted_lead_confirmation if doubts else cfg.lead_confirmation
+    if answered and confirmation == 0:
         return ({"candidates": led, "drafts": led_runs, "agreed": True},
                 {"candidates": [c.sql for c in led], "samples": len(led), "agreed": True, "led": True,
                  "readings": [c.reading for c in led], "executions": [ex.record() for ex in led_runs]})
     total = cfg.generators[cfg.draft_generator].n
-    wave = cfg.lead_confirmation if answered else cfg.draft_first_wave
+    wave = confirmation if answered else cfg.draft_first_wave
     first = wave if 0 < wave < total else total
     made = led + sample(cfg.draft_generator, state, run, count=first)
     executions = execute_samples(made, led_runs, validate, run)
@@ -365,7 +367,7 @@ def draft(state: State, run: Run) -> StageOutput:
     agreed = agreed or draft_agrees(executions, cfg.agreement_exit, run.dialect)
     return ({"candidates": made, "drafts": executions, "agreed": agreed},
             {"candidates": [c.sql for c in made], "samples": len(made), "agreed": agreed,
-             "confirmed": bool(answered) and agreed, "executions": [ex.record() for ex in executions]})
+             "confirmed": bool(answered) and agreed, "doubts": doubts, "executions": [ex.record() for ex in executions]})
 
 
 def confirms(executions: list[Execution], answered: list[Execution], dialect: str) -> bool:

@@ -83,6 +83,20 @@ def test_an_unconfirmed_lead_joins_the_whole_drafts_vote_with_its_weight(eth_eng
     assert "semantic" in {c["generator"] for c in result.candidates}
 
 
+def test_a_doubted_lead_answers_only_once_a_draft_sample_confirms_it(eth_engine, settings):
+    """The question counts failures; a lead measuring the average value is doubted: with the lead alone otherwise,
+    two free samples are drawn to confirm it, and on another result the whole draft votes, the lead with one vote."""
+    average_value = {**FAILED_SHARE, "measures": ["avg_value_eth"]}
+    alone = settings.with_overrides(pipeline={"lead_confirmation": 0, "doubted_lead_confirmation": 2,
+                                              "agreement_exit": 0})
+    scripted = ScriptedModel({"semantic": json.dumps(average_value), "direct": FREE_SQL})
+    result = ask(QUESTION, eth_engine, model=scripted, settings=alone)
+    assert direct_samples(scripted) == settings.pipeline.generators["direct"].n
+    assert result.error is None and 0 < result.rows[0][0] < 0.5
+    lead = next(c for c in result.candidates if c["generator"] == "semantic")
+    assert lead["votes"] == 1
+
+
 def test_a_plans_later_step_filters_by_the_earlier_steps_result_and_answers_with_one_composed_query(eth_engine,
                                                                                                   settings):
     top = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["from_address"],
