@@ -1,4 +1,5 @@
-"""A semantic query is doubted when its measure is not the one the question's words name; never a verified example."""
+"""A semantic query is doubted when its measure is not the one the question's words name, or when it aggregates rows the
+question lists; never a verified example."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import pytest
 
 from askchain.domain import get_domain
-from askchain.generation.semantic_doubt import naming_words, stem, unnamed_measure
+from askchain.generation.semantic_doubt import naming_words, reason_to_doubt, stem
 
 
 @pytest.fixture(scope="module")
@@ -38,25 +39,63 @@ def test_a_measure_is_named_by_its_name_label_and_synonyms_not_by_how_it_aggrega
     ("Which 3 tokens had the most unique senders last week?", "distinct_senders", False),
 ])
 def test_a_measure_the_question_does_not_name_is_doubted_where_it_names_another(model, question, measure, doubted):
-    reason = unnamed_measure(model, query("token_transfers", measure), question)
+    reason = reason_to_doubt(model, query("token_transfers", measure), question)
     assert bool(reason) is doubted
     if doubted:
         assert measure in reason and "transfer_count" in reason
 
 
 def test_a_measure_is_not_doubted_where_the_question_names_no_measure_of_its_model(model):
-    assert unnamed_measure(model, query("blocks", "block_count"), "Give me the figure for yesterday.") == ""
+    assert reason_to_doubt(model, query("blocks", "block_count"), "Give me the figure for yesterday.") == ""
 
 
 def test_a_dimension_only_listing_and_an_unknown_model_are_never_doubted(model):
     listing = {"model": "blocks", "measures": [], "dimensions": ["number", "gas_used"], "window": None}
-    assert unnamed_measure(model, listing, "Which 3 blocks used the most gas?") == ""
-    assert unnamed_measure(model, query("no_such_model", "x"), "How many transfers?") == ""
+    assert reason_to_doubt(model, listing, "Which 3 blocks used the most gas?") == ""
+    assert reason_to_doubt(model, query("no_such_model", "x"), "How many transfers?") == ""
+
+
+@pytest.mark.parametrize("question, listed", [
+    ("List the 4 blocks with the largest gas limit last week, with their numbers.", True),
+    ("Which 3 busiest blocks of yesterday had the most transactions?", True),
+    ("Top 3 block builders by blocks produced last week.", False),
+    ("How many ERC-20 blocks were there?", False),
+])
+def test_an_aggregate_over_the_rows_a_question_lists_is_doubted(model, question, listed):
+    reason = reason_to_doubt(model, {**query("blocks", "max_gas_used"), "dimensions": ["block_time"]}, question)
+    assert ("the question lists" in reason) is listed
+    listing = {"model": "blocks", "measures": [], "dimensions": ["number", "gas_limit"], "window": None}
+    assert reason_to_doubt(model, listing, question) == ""
 
 
 def test_no_verified_example_is_doubted(model):
     """The check's false alarms on the questions whose semantic queries are known right: none."""
     path = get_domain("ethereum").semantic_examples_file
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    doubted = {row["id"]: unnamed_measure(model, row["query"], row["question"]) for row in rows}
+    doubted = {row["id"]: reason_to_doubt(model, row["query"], row["question"]) for row in rows}
     assert {key: reason for key, reason in doubted.items() if reason} == {}
+
+
+@pytest.mark.parametrize("condition, doubted", [
+    ({"field": "is_token", "op": "=", "value": True}, True),  # no word of the question names tokens
+    ({"field": "block_time", "op": ">=", "value": "2024-01-01"}, True),  # a year the question never writes
+    ({"field": "block_time", "op": ">=", "value": "2025-03-01"}, False),
+    ({"field": "is_erc721", "op": "=", "value": True}, False),  # "NFT" names it
+    ({"field": "address", "op": "=", "value": "0x00000000000000000000000000000000000000aa"}, False),
+])
+def test_a_filter_the_question_neither_names_nor_writes_is_doubted(model, condition, doubted):
+    question = "How many NFT contracts were created per day since March 2025, and how many by 0x…aa (0x00000000000000000000000000000000000000aa)?"
+    reason = reason_to_doubt(model, {**query("contracts", "contract_count"), "filters": [condition]}, question)
+    assert ("names no filter" in reason) is doubted
+
+
+@pytest.mark.parametrize("window, question, doubted", [
+    ({"name": "last_n_days", "n": 365}, "How many blocks were produced after 1 March?", True),
+    ({"name": "last_n_days", "n": 14}, "How many blocks were produced in the last 14 days?", False),
+    ({"name": "last_n_days", "n": 7}, "How many blocks were produced over the past week?", False),
+    ({"name": "last_n_days", "n": 7}, "How many blocks were produced in the last seven days?", False),
+    ({"name": "last_n_months", "n": 5}, "How many blocks were produced in recent months?", False),  # days only
+])
+def test_a_window_counting_days_the_question_never_counts_is_doubted(model, window, question, doubted):
+    reason = reason_to_doubt(model, {**query("blocks", "block_count"), "window": window}, question)
+    assert ("counts no" in reason) is doubted

@@ -193,6 +193,17 @@ def test_the_vote_picks_the_largest_group_without_asking_the_model(engine, ctx):
     assert sel.reason == "majority vote" and "France" in sel.chosen.candidate.sql and not model.requests
 
 
+def test_at_equal_votes_a_doubted_result_comes_after_one_that_is_not(engine, ctx):
+    """A doubted lead (askchain.generation.semantic_doubt) drawn first loses a tie it would otherwise win."""
+    candidates = [Candidate("SELECT count(*) FROM singer", "semantic", doubt="the question names another measure"),
+                  Candidate("SELECT count(*) FROM singer WHERE Country = 'France'", "direct")]
+    execs = loop(candidates, ctx=ctx, model=ScriptedModel([]), key=lambda s: s,
+                 validate=lambda s: validate_sql(s, engine.schema()), execute=lambda s: try_execute(engine, s), rounds=0)
+    assert [g.doubted for g in group_by_result(execs, "sqlite")] == [False, True]
+    sel = select_best(execs, ctx=ctx, model=ScriptedModel([]), method="vote")
+    assert "France" in sel.chosen.candidate.sql
+
+
 def test_the_revision_budget_goes_to_the_most_promising_failure_first(engine, ctx):
     """More samples behind a failure first, then fewer problems, then the shorter query."""
     problems = {

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from askchain.errors import SemanticQueryError, describe
 from askchain.generation.candidates import Candidate
 from askchain.generation.context import SemanticContext, SemanticExample
-from askchain.generation.semantic_doubt import unnamed_measure
+from askchain.generation.semantic_doubt import reason_to_doubt
 from askchain.generation.semantic_fit import TIME_DIMENSIONS, fitted
 from askchain.prompt_data import escape_text
 from askchain.prompts import load_prompt
@@ -114,7 +114,7 @@ def reply_schema(model: SemanticModel) -> dict:
 
 def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, seed: int, execute) -> list[Candidate]:
     """Semantic queries compiled to SQL, each candidate carrying its reading (and its doubt, with one vote, where
-    its measure is not the one the question names); a query the layer rejects is asked
+    askchain.generation.semantic_doubt finds it may not answer its question); a query the layer rejects is asked
     again (up to `revisions` times) with the layer's own message. None where the database has no semantic model or the model says the
     question needs SQL."""
     context = ctx.semantic
@@ -135,7 +135,7 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
             if not error:
                 break
         if compiled is not None:  # the query as written is its reasoning; its reading says what it measures
-            doubt = unnamed_measure(context.model, json.loads(text), ctx.question)
+            doubt = reason_to_doubt(context.model, json.loads(text), ctx.question)
             candidates.append(Candidate(compiled.sql, GENERATOR, text.strip(), reading=compiled.reading, doubt=doubt,
                                         votes=1 if doubt else int(cfg.options.get("weight", 1))))
     return candidates

@@ -1,22 +1,31 @@
-"""Whether a semantic query measures what its question names: a small model picks a measure from a long catalog by
-habit (distinct senders where the question counts transfers, an average value where it counts logs), and the
-compiled SQL then runs to plausible rows that no check of the SQL can fault.
+"""Whether a semantic query answers what its question asks: a small model picks from a long catalog by habit
+(distinct senders where the question counts transfers, the highest base fee per timestamp where it lists blocks), and
+the compiled SQL then runs to plausible rows that no check of the SQL can fault. Each rule says why it doubts a query:
 
-A query is doubted when one of its measures shares no word with the question (by its name, label or synonyms) while
-another measure of the same model does: the question's own words point elsewhere. A doubted lead does not answer
-alone: askchain.pipeline.stages.draft asks free-SQL samples to confirm its result (`doubted_lead_confirmation`).
+- one of its measures shares no word with the question (by its name, label or synonyms) while another measure of the
+  same model does: the question's own words point elsewhere;
+- the question lists so many of the model's rows ("the 5 blocks with", "which 3 transfers") and the query aggregates
+  instead of listing the rows' own columns;
+- it filters on a field the question names by no word, with a value the question does not write (a year nobody
+  asked for, a token flag on a question about NFT contracts);
+- its window counts days or hours the question never counts (365 days for "after 1 December").
+
+A doubted lead does not answer alone: askchain.pipeline.stages.draft asks free-SQL samples to confirm its result
+(`doubted_lead_confirmation`).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import snowballstemmer
 
+from askchain.numbers import question_numbers
+
 if TYPE_CHECKING:
     from askchain.semantic.governed import SemanticModel
-    from askchain.semantic.governed.reading import Field
+    from askchain.semantic.governed.reading import Field, ModelSpec
 
 #: Words that say how a measure aggregates or which unit it is in, not what it measures.
 AGGREGATION_WORDS = frozenset({
@@ -35,7 +44,11 @@ _AGGREGATION_STEMS = frozenset(stem(word) for word in AGGREGATION_WORDS)
 
 
 def words(text: str) -> frozenset[str]:
+    text = _ACRONYM_PLURAL.sub(r"\1", text)  # NFTs: NFT (the stemmer keeps it)
     return frozenset(stem(word) for word in re.findall(r"[a-z0-9]+", text.lower()))
+
+
+_ACRONYM_PLURAL = re.compile(r"\b([A-Z0-9]{2,})s\b")
 
 
 def naming_words(field: Field) -> frozenset[str]:
@@ -44,12 +57,7 @@ def naming_words(field: Field) -> frozenset[str]:
     return frozenset(word for phrase in phrases for word in words(phrase)) - _AGGREGATION_STEMS
 
 
-def unnamed_measure(model: SemanticModel, query: dict, question: str) -> str:
-    """Why `query` (a semantic query as a dict) is doubted for `question`, or "" when each of its measures is named
-    by the question's words or no other measure of its model is."""
-    spec = model.specs.get(query.get("model", ""))
-    if spec is None:
-        return ""
+def unnamed_measure(spec: ModelSpec, query: dict, question: str) -> str:
     asked = words(question)
     chosen = [name for name in query.get("measures") or () if name in spec.measures]
     unnamed = [name for name in chosen if not naming_words(spec.measures[name]) & asked]
@@ -58,3 +66,80 @@ def unnamed_measure(model: SemanticModel, query: dict, question: str) -> str:
         return ""
     return (f"no word of the question names the measure {', '.join(unnamed)}; its words name "
             f"{', '.join(named[:3])} of {spec.name}")
+
+
+_COUNT = r"(?:\d+|two|three|four|five|six|seven|eight|nine|ten|twenty)"
+
+
+def aggregated_listing(spec: ModelSpec, query: dict, question: str) -> str:
+    """"Which 5 blocks", "the 3 largest transfers", "top 10 transactions": so many rows, by their plural (a count
+    in "ERC-20 contracts" or "3 block builders" names no rows)."""
+    if not spec.rows or not query.get("measures"):
+        return ""
+    nouns = "|".join(re.escape(noun) for noun in spec.rows)
+    listed = re.search(rf"\b(?:which|the|top|list|show)\s+{_COUNT}\s+(?:[a-z-]+\s+){{0,2}}?(?:{nouns})e?s\b",
+                       question, re.IGNORECASE)
+    if listed is None:
+        return ""
+    return f"the question lists {listed.group(0).split(maxsplit=1)[1]}, rows of {spec.name}; the query aggregates them"
+
+
+def unnamed_filter(spec: ModelSpec, query: dict, question: str) -> str:
+    asked, written = words(question), _flat(question)
+    unasked = []
+    for condition in query.get("filters") or ():
+        field = spec.dimensions.get(condition.get("field")) or spec.measures.get(condition.get("field"))
+        values = condition.get("value") if isinstance(condition.get("value"), list) else [condition.get("value")]
+        if field is None or any(_written(value, written) for value in values) \
+                or (naming_words(field) & asked and not any(map(_is_date, values))):  # a date must be written
+            continue
+        unasked.append(f"{field.name} {condition.get('op')} {condition.get('value')}")
+    return f"the question names no filter {', '.join(unasked)}" if unasked else ""
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+
+
+_DATE = re.compile(r"(\d{4})-\d{2}-\d{2}")
+
+
+def _is_date(value) -> bool:
+    return isinstance(value, str) and _DATE.match(value) is not None
+
+
+def _written(value, written: str) -> bool:
+    """Whether the question writes the value (an address, a symbol, a number; a date by its year)."""
+    if value is None or isinstance(value, (bool, dict)):
+        return False
+    date = _DATE.match(str(value))
+    return bool(_flat(value)) and (date.group(1) if date else _flat(value)) in written
+
+
+#: The windows that count days or hours, and the counts a period's name stands for ("the past week": 7 days).
+COUNTED_WINDOWS = frozenset({"last_n_days", "previous_n_days", "n_days_ago", "last_n_hours"})
+PERIOD_DAYS = {"week": 7, "fortnight": 14, "month": 30, "day": 1, "year": 365}
+
+
+def uncounted_window(spec: ModelSpec, query: dict, question: str) -> str:
+    window = query.get("window") if isinstance(query.get("window"), dict) else {}
+    count = window.get("n")
+    if window.get("name") not in COUNTED_WINDOWS or count is None:
+        return ""
+    implied = {days for period, days in PERIOD_DAYS.items() if re.search(rf"\b{period}\b", question, re.I)}
+    if count in question_numbers(question) | implied:
+        return ""
+    return f"the question counts no {count} in its window {window['name']}"
+
+
+#: The rules, each (model spec, query, question) -> why it doubts the query, or "".
+RULES: tuple[Callable[[ModelSpec, dict, str], str], ...] = (
+    unnamed_measure, aggregated_listing, unnamed_filter, uncounted_window)
+
+
+def reason_to_doubt(model: SemanticModel, query: dict, question: str) -> str:
+    """Why `query` (a semantic query as a dict) may not answer `question`: the rules' reasons, or ""."""
+    spec = model.specs.get(query.get("model", ""))
+    if spec is None:
+        return ""
+    return "; ".join(reason for rule in RULES if (reason := rule(spec, query, question)))

@@ -37,6 +37,11 @@ class Group:
         return sum(ex.candidate.votes for ex in self.members)
 
     @property
+    def doubted(self) -> bool:
+        """Whether every candidate behind the result is doubted (askchain.generation.semantic_doubt)."""
+        return all(ex.candidate.doubt for ex in self.members)
+
+    @property
     def generators(self) -> list[str]:
         return sorted({ex.candidate.generator for ex in self.members})
 
@@ -80,13 +85,14 @@ def rows_signature(rows: Sequence[Sequence], sql: str, dialect: str) -> tuple:
 
 
 def group_by_result(executions: list[Execution], dialect: str, with_empty: bool = False) -> list[Group]:
-    """Successful executions grouped by equal result, most votes first; `with_empty` counts no rows as a result."""
+    """Successful executions grouped by equal result, most votes first, and at equal votes one not doubted before one
+    that is; `with_empty` counts no rows as a result."""
     counted = {"success", "empty"} if with_empty else {"success"}
     groups: dict[tuple, Group] = {}
     for ex in executions:
         if ex.status in counted:
             groups.setdefault(result_signature(ex, dialect), Group([])).members.append(ex)
-    return sorted(groups.values(), key=lambda g: -g.votes)
+    return sorted(groups.values(), key=lambda g: (-g.votes, g.doubted))
 
 
 def select_best(

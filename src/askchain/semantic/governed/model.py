@@ -2,14 +2,15 @@
 views and well-known entities, compiling a semantic query to readable GoogleSQL.
 
 The YAML's top-level keys are boring-semantic-layer models (`from_config`) except askchain's own sections:
-`dataset`, `well_known`, `views`, `windows` and `units` (see the Ethereum domain's semantic_model.yaml).
+`dataset`, `well_known`, `views`, `windows` and `units` (see the Ethereum domain's semantic_model.yaml); a model's
+`rows` (what one row is called) is askchain's too.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping
@@ -177,7 +178,8 @@ def load_semantic_model(path: Path, schema_file: Path) -> SemanticModel:
     tables = schema_tables(schema_file, own["dataset"])
     views = build_views(own["views"] or {}, tables)
     known = json.loads((path.parent / own["well_known"]).read_text()) if own["well_known"] else {}
-    specs = {name: _model_spec(name, cfg, known) for name, cfg in config.items()}
+    rows = {name: tuple(cfg.pop("rows", None) or ()) for name, cfg in config.items()}
+    specs = {name: replace(_model_spec(name, cfg, known), rows=rows[name]) for name, cfg in config.items()}
     try:
         models = from_config(_with_percentages(config, specs), tables={**tables, **views})
     except (BSLError, ValueError, KeyError) as exc:

@@ -73,6 +73,9 @@ class ModelSpec:
     time: str | None  # the event time's expression (`_.block_timestamp`), or None for a table without one
     #: Each fraction measure's twin in percent (0-100), which a query asking for a percentage is given instead.
     percentages: dict[str, Field]
+    #: What one row is called ("block"; "transaction" and "transfer"): a question listing so many of them ("the 5
+    #: blocks with ...") asks for rows, not for aggregates (askchain.generation.semantic_doubt).
+    rows: tuple[str, ...] = ()
 
     def in_percent(self) -> ModelSpec:
         """The spec whose measures include the percentage twins (for the reading of a query that uses them)."""
