@@ -8,7 +8,7 @@ import json
 import pytest
 
 from askchain.domain import get_domain
-from askchain.generation.semantic_doubt import naming_words, reason_to_doubt, stem
+from askchain.generation.semantic_doubt import naming_words, reason_to_doubt, stem, without_unnamed_measures
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +74,7 @@ def test_no_verified_example_is_doubted(model):
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     doubted = {row["id"]: reason_to_doubt(model, row["query"], row["question"]) for row in rows}
     assert {key: reason for key, reason in doubted.items() if reason} == {}
+    assert [row["id"] for row in rows if without_unnamed_measures(model, row["query"], row["question"]) != row["query"]] == []
 
 
 @pytest.mark.parametrize("condition, doubted", [
@@ -99,3 +100,11 @@ def test_a_filter_the_question_neither_names_nor_writes_is_doubted(model, condit
 def test_a_window_counting_days_the_question_never_counts_is_doubted(model, window, question, doubted):
     reason = reason_to_doubt(model, {**query("blocks", "block_count"), "window": window}, question)
     assert ("counts no" in reason) is doubted
+
+
+def test_an_unnamed_measure_beside_a_named_one_is_dropped_and_one_alone_is_left_to_doubt(model):
+    question = "How much ETH was burned each day last week?"
+    extra = {**query("blocks", "eth_burned", "avg_gas_used"), "order_by": [{"field": "avg_gas_used", "direction": "desc"}]}
+    assert without_unnamed_measures(model, extra, question) == {**query("blocks", "eth_burned"), "order_by": []}
+    alone = query("blocks", "avg_gas_used")
+    assert without_unnamed_measures(model, alone, question) == alone and reason_to_doubt(model, alone, question)

@@ -132,6 +132,23 @@ def uncounted_window(spec: ModelSpec, query: dict, question: str) -> str:
     return f"the question counts no {count} in its window {window['name']}"
 
 
+def without_unnamed_measures(model: SemanticModel, query: dict, question: str) -> dict:
+    """`query` without the measures no word of the question names, where it keeps one that is named: an extra
+    measure beside the asked one is habit copied from examples (burn per day, and the average gas used beside it).
+    A query whose every measure is unnamed is left as written, for `unnamed_measure` to doubt."""
+    spec = model.specs.get(query.get("model", ""))
+    measures = query.get("measures")
+    if spec is None or not isinstance(measures, list):
+        return query
+    asked = words(question)
+    named = [m for m in measures if m not in spec.measures or naming_words(spec.measures[m]) & asked]
+    if not named or len(named) == len(measures):
+        return query
+    dropped = set(measures) - set(named)
+    order = [o for o in query.get("order_by") or [] if not isinstance(o, dict) or o.get("field") not in dropped]
+    return {**query, "measures": named, **({"order_by": order} if "order_by" in query else {})}
+
+
 #: The rules, each (model spec, query, question) -> why it doubts the query, or "".
 RULES: tuple[Callable[[ModelSpec, dict, str], str], ...] = (
     unnamed_measure, aggregated_listing, unnamed_filter, uncounted_window)
