@@ -114,3 +114,11 @@ def test_the_prompt_shows_the_matching_names_before_the_question(model, cfg):
     semantic(ctx, scripted, cfg, 1, None)
     prompt = scripted.requests[0].messages[-1][1]
     assert prompt.index("Names the question's words match:") < prompt.index("Question: What share")
+
+
+def test_the_doubt_judges_the_query_as_compiled_not_as_written(model, cfg):
+    """An extra measure the question never names is dropped before compiling, so it leaves no doubt behind."""
+    written = {**FAILED_SHARE, "measures": ["failed_share", "avg_value_eth"]}
+    (candidate,) = semantic(context(model), ScriptedModel({"semantic": json.dumps(written)}), cfg, 1, None)
+    assert candidate.doubt == "" and candidate.votes == cfg.options["weight"]
+    assert "value" not in candidate.sql

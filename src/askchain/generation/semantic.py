@@ -136,7 +136,7 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
             if not error:
                 break
         if compiled is not None:  # the query as written is its reasoning; its reading says what it measures
-            doubt = reason_to_doubt(context.model, json.loads(text), ctx.question)
+            doubt = reason_to_doubt(context.model, compiled.query.model_dump(), ctx.question)
             candidates.append(Candidate(compiled.sql, GENERATOR, text.strip(), reading=compiled.reading, doubt=doubt,
                                         votes=1 if doubt else int(cfg.options.get("weight", 1))))
     return candidates

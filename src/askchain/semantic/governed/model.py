@@ -35,10 +35,12 @@ OWN_SECTIONS = ("dataset", "well_known", "views", "windows", "units")
 
 @dataclass(frozen=True)
 class CompiledQuery:
-    """A semantic query as SQL the user can run, and one line saying what it measures and how."""
+    """A semantic query as SQL the user can run, one line saying what it measures and how, and the query as
+    compiled (after any fit to its question; fraction measures under their own names)."""
 
     sql: str
     reading: str
+    query: SemanticQuery
 
 
 @dataclass
@@ -84,7 +86,7 @@ class SemanticModel:
         """GoogleSQL for the query and its reading; a query the layer rejects raises SemanticQueryError with the
         reason in one line (for the model's revision). A filter may take an earlier step's values from `steps`
         (askchain.semantic.governed.steps): that step's query is composed into this one."""
-        query = _parsed(query)
+        query = asked = _parsed(query)
         spec = self.specs.get(query.model)
         if spec is None:
             raise SemanticQueryError(f"unknown model '{query.model}'; the models are {', '.join(self.specs)}")
@@ -101,7 +103,7 @@ class SemanticModel:
         except (BSLError, IbisError, ValueError, KeyError) as exc:  # the layer's word on the query, for its revision
             raise SemanticQueryError(first_line(exc)) from exc
         return CompiledQuery(compose(readable_sql(sql, self.sql_schema), steps or {}),
-                             query_reading(query, spec, self.windows, self.units))
+                             query_reading(query, spec, self.windows, self.units), asked)
 
     def _window_filter(self, spec: ModelSpec, query: SemanticQuery) -> list[str]:
         """The window as a boring-semantic-layer filter over the model's event time (none for `none`)."""
