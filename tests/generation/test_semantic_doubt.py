@@ -32,6 +32,12 @@ def test_a_measure_is_named_by_its_name_label_and_synonyms_not_by_how_it_aggrega
     assert naming_words(model.specs["transactions"].measures["avg_value_eth"]) == {"valu"}
 
 
+def test_a_function_word_names_no_measure(model):
+    """"over the gas target" is a synonym; "over" in "over the last 30 days" names nothing."""
+    named = naming_words(model.specs["blocks"].measures["above_gas_target_count"])
+    assert "over" not in named and {"gas", "target"} <= named
+
+
 @pytest.mark.parametrize("question, measure, doubted", [
     ("Which 3 tokens were moved most often last week, by number of transfers?", "distinct_senders", True),
     ("Which 3 tokens were moved most often last week, by number of transfers?", "transfer_count", False),

@@ -17,6 +17,7 @@ A doubted lead does not answer alone: askchain.pipeline.stages.draft asks free-S
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING, Callable
 
 import snowballstemmer
@@ -32,6 +33,11 @@ AGGREGATION_WORDS = frozenset({
     "a", "an", "and", "are", "average", "avg", "by", "count", "eth", "gwei", "how", "in", "is", "many", "mean", "much",
     "num", "number", "of", "per", "sum", "the", "to", "total", "with",
 })
+#: Words that join the words of a name and name nothing alone ("over the gas target": "over" is also a window's).
+FUNCTION_WORDS = frozenset({
+    "above", "all", "at", "below", "each", "for", "from", "into", "it", "its", "on", "or", "over", "than", "that",
+    "their", "under",
+})
 _STEMMER = snowballstemmer.stemmer("english")
 
 
@@ -40,9 +46,10 @@ def stem(word: str) -> str:
     return _STEMMER.stemWord(word.lower())
 
 
-_AGGREGATION_STEMS = frozenset(stem(word) for word in AGGREGATION_WORDS)
+_NON_NAMING_STEMS = frozenset(stem(word) for word in AGGREGATION_WORDS | FUNCTION_WORDS)
 
 
+@lru_cache(maxsize=4096)
 def words(text: str) -> frozenset[str]:
     text = _ACRONYM_PLURAL.sub(r"\1", text)  # NFTs: NFT (the stemmer keeps it)
     return frozenset(stem(word) for word in re.findall(r"[a-z0-9]+", text.lower()))
@@ -52,9 +59,15 @@ _ACRONYM_PLURAL = re.compile(r"\b([A-Z0-9]{2,})s\b")
 
 
 def naming_words(field: Field) -> frozenset[str]:
-    """The words that name a field: of its name, its label and its synonyms, less the aggregation words."""
-    phrases = (field.name.replace("_", " "), field.label, *field.synonyms)
-    return frozenset(word for phrase in phrases for word in words(phrase)) - _AGGREGATION_STEMS
+    """The words that name a field: of its name, its label and its synonyms, less the aggregation and function
+    words."""
+    return _naming_words((field.name.replace("_", " "), field.label, *field.synonyms))
+
+
+@lru_cache(maxsize=4096)
+def _naming_words(phrases: tuple[str, ...]) -> frozenset[str]:
+    """Cached by the phrases, since a field (its known values are dicts) cannot be a key."""
+    return frozenset(word for phrase in phrases for word in words(phrase)) - _NON_NAMING_STEMS
 
 
 def unnamed_measure(spec: ModelSpec, query: dict, question: str) -> str:
