@@ -275,6 +275,8 @@ class Layer:
     show_ranking_measure: bool = False
     shorthands: tuple[Shorthand, ...] = ()
     grounded_literals: GroundedLiterals | None = None
+    #: "table.column" of a column that names without identifying (lower case) -> the "table.column"s identifying it
+    labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._terms = [(entry, [_term_pattern(t) for t in entry.terms] + [re.compile(p, re.IGNORECASE) for p in entry.patterns])
@@ -319,7 +321,7 @@ def _term_pattern(term: str) -> re.Pattern:
 
 def load_layer(path: Path) -> Layer:
     """A layer from a YAML file holding a list of entries under `entries:`, of units under `units:`, a mapping of
-    column aliases by table under `column_aliases:`, a list of `word_columns:`, the `show_ranking_measure:` flag, a
+    column aliases by table under `column_aliases:`, a list of `word_columns:`, the keys of each label under `labels:`, the `show_ranking_measure:` flag, a
     list of `shorthands:` and the `grounded_literals:` rule."""
     try:
         data = yaml.safe_load(path.read_text()) or {}
@@ -330,6 +332,10 @@ def load_layer(path: Path) -> Layer:
         words = data.get("word_columns") or []
         if not isinstance(words, list) or not all(isinstance(w, str) and "." in w for w in words):
             raise TypeError(f"word_columns must be a list of table.column, not {words!r}")
+        labels = {str(label).lower(): tuple(str(key).lower() for key in keys)
+                  for label, keys in (data.get("labels") or {}).items()}
+        if not all("." in label and keys and all("." in key for key in keys) for label, keys in labels.items()):
+            raise TypeError(f"labels must map table.column to a list of table.column, not {data.get('labels')!r}")
         ranking = data.get("show_ranking_measure", False)
         if not isinstance(ranking, bool):
             raise TypeError(f"show_ranking_measure must be true or false, not {ranking!r}")
@@ -360,7 +366,7 @@ def load_layer(path: Path) -> Layer:
         if entry.condition and ("{column}" not in entry.condition or not entry.checks):
             raise ConfigError(f"semantic layer {path}: entry {entry.name}'s condition must be on {{column}} and the "
                               "entry must have the checks that call for it")
-    layer = Layer(entries, units, aliases, tuple(words), ranking, shorthands, grounded)
+    layer = Layer(entries, units, aliases, tuple(words), ranking, shorthands, grounded, labels)
     names = {entry.name for entry in layer.entries}
     for entry in layer.entries:
         if unknown := set(entry.yields_to) - names:

@@ -8,6 +8,7 @@ from askchain.domains.ethereum.rules.word_padding import WordPadding
 from askchain.rules.base import Rule
 from askchain.rules.checks.entry_checks import entry_checks
 from askchain.rules.checks.figures_not_given import FiguresNotGiven
+from askchain.rules.checks.labels_with_keys import LabelsWithKeys
 from askchain.rules.checks.raw_amounts import RawAmounts
 from askchain.rules.checks.tiny_figures import TinyFigures
 from askchain.rules.repairs.amounts_as_given import AmountsAsGiven
@@ -26,6 +27,8 @@ def layer_rules(layer: Layer) -> list[Rule]:
                          ColumnAliases(layer.column_aliases), ConformWindows()]
     if layer.word_columns:
         rules.append(WordPadding(layer.word_columns))
+    if layer.labels:
+        rules.append(LabelsWithKeys(layer.labels))
     if layer.show_ranking_measure:
         rules.append(RankingMeasure(tuple(column for unit in layer.units for column in unit.columns)))
     if layer.grounded_literals:
