@@ -10,16 +10,16 @@ policy is the draft samples it draws, on average.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from math import comb
 from pathlib import Path
 from typing import Any
 
 from askchain.eval.results import read_results
+from askchain.eval.runner import result_key
 
-#: The result key of no rows (askchain.eval.runner.result_key of an empty result): a query that ran to no rows.
-EMPTY_RESULT = hashlib.sha256(repr(()).encode()).hexdigest()[:12]
+#: The result key of a query that ran to no rows.
+EMPTY_RESULT = result_key((), "SELECT 1", "bigquery")
 
 
 @dataclass(frozen=True)

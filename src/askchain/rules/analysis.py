@@ -277,6 +277,12 @@ def schema_column(column: exp.Expression, tables: dict[str, Table]) -> tuple[Tab
     return found[0] if len(found) == 1 else None
 
 
+def schema_column_name(column: exp.Expression, tables: dict[str, Table]) -> str | None:
+    """"table.column" (lower case) of the schema column a scope's column reads (`schema_column`), or None."""
+    found = schema_column(column, tables)
+    return f"{found[0].name}.{found[1].name}".lower() if found else None
+
+
 def own_nodes(scope: Scope, *kinds: type[exp.Expression]):
     """The nodes of these kinds in a scope's own SELECT: a nested query's belong to its own scope."""
     return (node for node in scope.expression.find_all(*kinds) if node.find_ancestor(exp.Select) is scope.expression)

@@ -321,8 +321,8 @@ def _term_pattern(term: str) -> re.Pattern:
 
 def load_layer(path: Path) -> Layer:
     """A layer from a YAML file holding a list of entries under `entries:`, of units under `units:`, a mapping of
-    column aliases by table under `column_aliases:`, a list of `word_columns:`, the keys of each label under `labels:`, the `show_ranking_measure:` flag, a
-    list of `shorthands:` and the `grounded_literals:` rule."""
+    column aliases by table under `column_aliases:`, a list of `word_columns:`, the keys of each label under
+    `labels:`, the `show_ranking_measure:` flag, a list of `shorthands:` and the `grounded_literals:` rule."""
     try:
         data = yaml.safe_load(path.read_text()) or {}
         entries = [Entry(**item) for item in data.get("entries", [])]

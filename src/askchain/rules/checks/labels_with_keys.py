@@ -1,8 +1,9 @@
 """A grouping by a column that names a thing without identifying it (`GROUP BY t.symbol`): two tokens that share a
 symbol (there are many "PEPE"s) become one row with their counts summed, a figure no token has. Grouping by one of
 the label's keys beside it (the token's address) keeps them apart and still shows the label. Which columns are
-labels, and which keys identify them, is the domain's data (its layer's `labels:`). The rule reads the question: one asking for the label beside the things
-("top tokens ... with their symbols") wants a row per thing; one asking "by symbol" may group by it."""
+labels, and which keys identify them, is the domain's data (its layer's `labels:`). The rule reads the question:
+one asking for the label beside the things ("top tokens ... with their symbols") wants a row per thing; one asking
+"by symbol" may group by it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Iterator, Mapping
 
 from sqlglot import exp
 
-from askchain.rules.analysis import Analysis, schema_column
+from askchain.db.schema import Table
+from askchain.rules.analysis import Analysis, schema_column_name
 from askchain.rules.base import Check, Finding
 
 
@@ -34,11 +36,10 @@ class LabelsWithKeys(Check):
                 continue
             tables = analysis.tables(scope)
             values = [(key, grouped_value(scope.expression, key)) for key in group.expressions]
-            grouped = {f"{found[0].name}.{found[1].name}".lower(): key for key, value in values
-                       if (found := schema_column(value, tables))}
+            named = [(key, value, schema_column_name(value, tables)) for key, value in values]
+            grouped = {name: key for key, _, name in named if name}
             # a column of a CTE or subquery keeps its name: `k.token_address` of a CTE of token addresses
-            derived = {value.name.lower() for _, value in values
-                       if isinstance(value, exp.Column) and not schema_column(value, tables)}
+            derived = {value.name.lower() for _, value, name in named if isinstance(value, exp.Column) and not name}
             listed = listed_columns(scope.expression, tables)
             for label, key in grouped.items():
                 keys = set(self.labels.get(label, ())) if label in beside else set()
@@ -57,12 +58,12 @@ def asked_beside(word: str, question: str) -> bool:
                      re.IGNORECASE) is not None
 
 
-def listed_columns(select: exp.Select, tables) -> set[str]:
-    """"table.column" of each column the SELECT's WHERE keeps to one value or a list (`=`, `IN`)."""
+def listed_columns(select: exp.Select, tables: dict[str, Table]) -> set[str]:
+    """"table.column" of each column the SELECT's WHERE keeps to one value or a list (`=` on either side, `IN`)."""
     where = select.args.get("where")
-    kept = [node.this for node in (where.find_all(exp.EQ, exp.In) if where else ())]
-    kept += [node.expression for node in (where.find_all(exp.EQ) if where else ())]
-    return {f"{found[0].name}.{found[1].name}".lower() for column in kept if (found := schema_column(column, tables))}
+    sides = [side for node in (where.find_all(exp.EQ, exp.In) if where else ())
+             for side in ((node.this, node.expression) if isinstance(node, exp.EQ) else (node.this,))]
+    return {name for side in sides if (name := schema_column_name(side, tables))}
 
 
 def grouped_value(select: exp.Select, key: exp.Expression) -> exp.Expression:
