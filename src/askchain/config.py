@@ -131,6 +131,7 @@ class PipelineSettings(Section):
     selection_max_groups: PositiveInt
     majority_margin: NonNegativeFloat
     validation: bool
+    rules_off: list[str]
     abstention: Literal["none", "rules", "llm"]
     planner: Literal["never", "rules", "always"]
     plan_max_steps: PositiveInt

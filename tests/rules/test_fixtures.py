@@ -116,7 +116,9 @@ def test_the_rule_passes_fails_and_fixes_its_cases(rule_id, case):
             assert any(case.get("finding", "") in f.message for f in found), found
             assert all(f.error != case.get("warning", False) for f in found), found
         return
-    sql, notes = repair_all(analysis, [rule])
+    applied = repair_all(analysis, [rule])
+    sql, notes = applied.sql, applied.notes
+    assert applied.rules == ([rule_id] if notes else [])
     if "pass" in case:
         assert (sql, notes) == (case["pass"], []), notes
     elif "fail" in case:

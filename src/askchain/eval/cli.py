@@ -28,21 +28,31 @@ OUT = typer.Option(None, "--out", help="Results folder (default runs/eval/<datas
 REUSE = typer.Option(None, "--reuse", help="Copy the answers this results folder (same dataset, method, model and "
                      "settings) holds for the sample's questions instead of asking them again; repeatable.")
 RERUN = typer.Option(None, "--rerun", help="With --reuse: ask this question (id) again, not copy it; repeatable.")
+OFF = typer.Option(None, "--off", help="Switch this rule (id) off (pipeline.rules_off); with --reuse, only the "
+                   "questions its traces show it acted on are asked again; repeatable.")
 
 
 def _run(dataset: Dataset, method: str, model: str | None, limit: int | None, seed: int, out: Path | None,
-         first: int | None, reuse: list[Path] | None, rerun: list[str] | None) -> None:
+         first: int | None, reuse: list[Path] | None, rerun: list[str] | None, off: list[str] | None = None) -> None:
     from askchain.config import get_settings
+    from askchain.eval.ablation import questions_to_ask
     from askchain.eval.runner import run_eval
+    from askchain.rules.registry import rules_for
 
     settings = get_settings()
     if model:
         settings = settings.with_overrides(llm={"model": model})
+    rerun = list(rerun or ())
+    if off:
+        rules_for(None, off)  # an unknown id is a settings error before any work
+        settings = settings.with_overrides(pipeline={"rules_off": sorted(set(off) | set(settings.pipeline.rules_off))})
+        traces = settings.paths.data("traces", "x").parent
+        rerun += sorted({qid for folder in reuse or () for qid in questions_to_ask(folder, traces, off)})
     skipped = sum(dataset.skipped.values())
     if skipped:
         console.print(f"[dim]{skipped} questions skipped: database missing ({', '.join(sorted(dataset.skipped))})[/dim]")
     run = run_eval(dataset, method, model, settings, limit, seed, out, console=console, first=first, reuse=reuse or (),
-                   rerun=rerun or ())
+                   rerun=rerun, reuse_despite=("rules_off",) if off else ())
     _print_summary(run.out_dir)
 
 
@@ -79,9 +89,10 @@ def spider(
     split: str = typer.Option("dev", "--split", help="Reads <data>/<split>.json."),
     limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
     first: Optional[int] = FIRST, reuse: Optional[List[Path]] = REUSE, rerun: Optional[List[str]] = RERUN,
+    off: Optional[List[str]] = OFF,
 ):
     """Spider: execution accuracy, scored Spider-style by default (multiset rows, any column order)."""
-    _run(load_spider(data or shared_data_dir() / "spider", split), method, model, limit, seed, out, first, reuse, rerun)
+    _run(load_spider(data or shared_data_dir() / "spider", split), method, model, limit, seed, out, first, reuse, rerun, off)
 
 
 @app.command()
@@ -90,9 +101,10 @@ def bird(
     split: str = typer.Option("dev", "--split", help="dev or minidev."),
     limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
     first: Optional[int] = FIRST, reuse: Optional[List[Path]] = REUSE, rerun: Optional[List[str]] = RERUN,
+    off: Optional[List[str]] = OFF,
 ):
     """BIRD: the evidence is passed as a hint; scored by BIRD's EX (row sets) by default."""
-    _run(load_bird(data or shared_data_dir() / "bird", split), method, model, limit, seed, out, first, reuse, rerun)
+    _run(load_bird(data or shared_data_dir() / "bird", split), method, model, limit, seed, out, first, reuse, rerun, off)
 
 
 @app.command()
@@ -104,9 +116,10 @@ def eth(
              "families, never retrievable: run only at milestones), pool or all."),
     limit: Optional[int] = LIMIT, seed: int = SEED, method: str = METHOD, model: Optional[str] = MODEL, out: Optional[Path] = OUT,
     first: Optional[int] = FIRST, reuse: Optional[List[Path]] = REUSE, rerun: Optional[List[str]] = RERUN,
+    off: Optional[List[str]] = OFF,
 ):
     """The Ethereum question bank's development split (or another) on the local Ethereum database, scored Spider 2.0-style."""
-    _run(load_domain_questions(ETH_DOMAIN, questions, split), method, model, limit, seed, out, first, reuse, rerun)
+    _run(load_domain_questions(ETH_DOMAIN, questions, split), method, model, limit, seed, out, first, reuse, rerun, off)
 
 
 @app.command()
@@ -194,6 +207,23 @@ def revote(
     if read_meta(out_dir).get("method") != "pipeline":
         raise DatasetError(f"{out_dir} holds no pipeline run: the recount needs one")
     console.print(revote_table(out_dir, weight), markup=False)
+
+
+@app.command()
+def rules(
+    out_dir: Path = typer.Argument(..., help="A pipeline results folder (its traces must still be on disk)."),
+):
+    """Where each check and repair acted in a run: the questions, and how many were right (writes no files); an
+    ablation asks those again with the rule off (`--reuse OUT --off RULE`)."""
+    from askchain.config import get_settings
+    from askchain.eval.ablation import rules_table
+    from askchain.eval.results import read_meta
+
+    meta = read_meta(out_dir)
+    if meta.get("method") != "pipeline":
+        raise DatasetError(f"{out_dir} holds no pipeline run: only the pipeline runs the rules")
+    traces = get_settings().paths.data("traces", "x").parent
+    console.print(rules_table(out_dir, traces, meta.get("comparator", "spider2")), markup=False)
 
 
 @app.command()

@@ -195,6 +195,7 @@ def run_eval(
     first: int | None = None,
     reuse: Sequence[Path] = (),
     rerun: Collection[str] = (),
+    reuse_despite: Collection[str] = (),
 ) -> EvalRun:
     """Evaluate `method` with `model` on a sample of `dataset`; append to `out_dir`/results.jsonl and write the report.
 
@@ -202,6 +203,8 @@ def run_eval(
     (a later run with a larger `first`, or none, continues where this one stopped). The `reuse` folders (runs of the
     same dataset, method, model and settings, on any sample) lend their answers to the questions of this sample they
     hold, except the ids in `rerun`: a change that touches a few questions is measured by asking only those again.
+    `reuse_despite` names pipeline settings the lending folders may differ in (`rules_off`, for an ablation whose
+    `rerun` holds every question the switched-off rules acted on).
     run.json keeps the provenance of every run whose answers the folder holds (askchain.eval.provenance)."""
     from askchain.resources import process_resources
 
@@ -219,7 +222,7 @@ def run_eval(
     records = read_results(out_dir)
     done = {r["id"] for r in records}
     wanted = [e for e in selected[:first] if e.id not in done]
-    copied, lent_by = _reuse(reuse, meta, {e.id for e in wanted} - set(rerun))
+    copied, lent_by = _reuse(reuse, meta, {e.id for e in wanted} - set(rerun), reuse_despite)
     pending = [e for e in wanted if e.id not in {r["id"] for r in copied}]
     runs = previous.get("runs") or []
     runs += [entry for entry in lent_by if entry["id"] not in {r["id"] for r in runs}]
@@ -298,17 +301,17 @@ def _answer_pending(name: str, pending: list[Example], total: int, records: list
             progress.update(task, advance=1, description=f"{name} · EX {right}/{len(records)}")
 
 
-def _reuse(folders: Sequence[Path], meta: dict[str, Any], wanted: set[str],
+def _reuse(folders: Sequence[Path], meta: dict[str, Any], wanted: set[str], despite: Collection[str] = (),
            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The answers other results folders hold for the `wanted` questions (the first folder holding one wins), with
-    the provenance entries of the runs that made them."""
+    the provenance entries of the runs that made them; the folders may differ in the pipeline settings `despite`."""
     copied: list[dict[str, Any]] = []
     lent_by: list[dict[str, Any]] = []
     for folder in map(Path, folders):
         source_meta = read_meta(folder)
         if not (folder / RESULTS_FILE).is_file() or not source_meta:
             raise DatasetError(f"{folder} lacks {RESULTS_FILE} or {META_FILE}: no answers to reuse")
-        if different := _differences(source_meta, meta, RUN_IDENTITY):
+        if different := _differences(_without(source_meta, despite), _without(meta, despite), RUN_IDENTITY):
             raise DatasetError(f"{folder} is a run of something else ({different}): its answers cannot be reused")
         taken = {r["id"] for r in copied}
         marked, entries = copied_runs(
@@ -317,6 +320,12 @@ def _reuse(folders: Sequence[Path], meta: dict[str, Any], wanted: set[str],
         copied += marked
         lent_by += entries
     return copied, lent_by
+
+
+def _without(meta: dict[str, Any], settings: Collection[str]) -> dict[str, Any]:
+    """`meta` without the pipeline settings named."""
+    kept = {k: v for k, v in (meta.get("pipeline_settings") or {}).items() if k not in settings}
+    return {**meta, "pipeline_settings": kept}
 
 
 def _progress(console: Console | None) -> Progress:

@@ -31,6 +31,7 @@ class Candidate:
     round: int = 0
     votes: int = 1  # samples that wrote this same query (after de-duplication)
     repairs: tuple[str, ...] = ()  # what askchain repaired in what the model wrote (pipeline.stages.repairer)
+    repaired_by: tuple[str, ...] = ()  # the ids of the rules that made those repairs
     #: What a compiled candidate measures and how, in words (a semantic query's reading: measure, unit, window).
     reading: str = ""
     #: Why the candidate may not answer its question although it runs (askchain.generation.semantic_doubt): it

@@ -37,7 +37,14 @@ class Execution:
             "rows": len(self.result.rows) if self.result else 0, "round": self.candidate.round,
             "votes": self.candidate.votes, "warnings": self.findings.warnings,
             "repairs": list(self.candidate.repairs),
+            "rules": self.rules(),
         }
+
+    def rules(self) -> list[str]:
+        """The ids of the rules that acted on the candidate: the repairs that changed it, the checks that found
+        something (`askchain eval rules` reads them from traces)."""
+        found = {finding.rule for finding in self.findings.found if finding.rule}
+        return sorted(found | set(self.candidate.repaired_by))
 
     def problem(self) -> str:
         """What is wrong, for the revision prompt: the database's error message quoted, validation's findings (which

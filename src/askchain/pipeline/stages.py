@@ -288,8 +288,8 @@ def sample(name: str, state: State, run: Run, count: int | None = None, skip: in
 
 
 def domain_rules(run: Run) -> list[Rule]:
-    """The core rules and those of the database's domain, in order (askchain.rules)."""
-    return rules_for(domain_of(run.schema.name))
+    """The core rules and those of the database's domain, in order (askchain.rules), but those switched off."""
+    return rules_for(domain_of(run.schema.name), run.settings.pipeline.rules_off)
 
 
 def shorthands(run: Run) -> tuple[Shorthand, ...]:
@@ -310,8 +310,10 @@ def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:
                         state.get("definitions"), errors_of=lambda text: validate(text).errors)
 
     def repair(candidate: Candidate) -> Candidate:
-        sql, notes = repair_all(analysis.of(candidate.sql), rules)
-        return replace(candidate, sql=sql, repairs=tuple(notes)) if notes else candidate
+        applied = repair_all(analysis.of(candidate.sql), rules)
+        if not applied.notes:
+            return candidate
+        return replace(candidate, sql=applied.sql, repairs=tuple(applied.notes), repaired_by=tuple(applied.rules))
 
     return repair
 

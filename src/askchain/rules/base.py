@@ -64,12 +64,25 @@ Repaired = tuple[str, list[str]]
 
 
 @dataclass(frozen=True)
+class RepairsApplied:
+    """What the repairs together made of a query: its text, what they changed in words, and which rules changed it
+    (their ids, for traces: what switching a rule off would leave as the model wrote it)."""
+
+    sql: str
+    notes: list[str]
+    rules: list[str]
+
+
+@dataclass(frozen=True)
 class Rule:
     """A check or a repair. `order` places it among the rules of its kind (core and domain rules alike)."""
 
     kind: ClassVar[Literal["check", "repair"]]
     id: ClassVar[str]
     order: ClassVar[int]
+    #: Whether prompts show the rule's data (the shorthands a repair expands): switched off, every question changes,
+    #: not only those it acted on (askchain.eval.ablation).
+    shapes_prompts: ClassVar[bool] = False
 
     def applies(self, analysis: Analysis) -> bool:
         """Whether the rule has anything to do for this candidate (its data, the question's definitions)."""
@@ -124,10 +137,11 @@ def check_all(analysis: Analysis, checks: Iterable[Check]) -> Findings:
     return findings
 
 
-def repair_all(analysis: Analysis, repairs: Iterable[Repair]) -> Repaired:
+def repair_all(analysis: Analysis, repairs: Iterable[Repair]) -> RepairsApplied:
     """Every repair that applies, in order, each on the text the ones before it left; a repair that fails leaves
     the query as it is, for validation."""
     notes: list[str] = []
+    rules: list[str] = []
     for rule in repairs:
         try:
             sql, found = rule.repair(analysis) if rule.applies(analysis) else (analysis.sql, [])
@@ -135,5 +149,6 @@ def repair_all(analysis: Analysis, repairs: Iterable[Repair]) -> Repaired:
             log.warning("a repair failed on a candidate and was skipped: %s", describe(exc))
             sql, found = analysis.sql, []
         notes += found
+        rules += [rule.id] if found else []
         analysis = analysis.of(sql)
-    return analysis.sql, notes
+    return RepairsApplied(analysis.sql, notes, rules)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
+from askchain.errors import ConfigError
 from askchain.rules.base import Check, Repair, Rule
 from askchain.rules.checks.aggregates import AggregatesBesideColumns
 from askchain.rules.checks.and_or_precedence import AndOrPrecedence
@@ -51,9 +52,26 @@ def ordered(rules: Iterable[Rule]) -> list[Rule]:
     return sorted(rules, key=lambda rule: rule.order)
 
 
-def rules_for(domain: Domain | None) -> list[Rule]:
-    """The core rules and the domain's, in order."""
-    return ordered([*CORE, *(domain.rules() if domain else ())])
+def rules_for(domain: Domain | None, off: Iterable[str] = ()) -> list[Rule]:
+    """The core rules and the domain's, in order, but those whose ids are `off` (switched off to measure what they
+    add: `pipeline.rules_off`); an id no rule of any domain has is a settings error, not a silent no-op."""
+    off = set(off)
+    unknown = off - known_rule_ids() if off else set()
+    if unknown:
+        raise ConfigError(f"pipeline.rules_off names no rule: {', '.join(sorted(unknown))} "
+                          "(the ids are in tests/rules/fixtures)")
+    return ordered([rule for rule in [*CORE, *(domain.rules() if domain else ())] if rule.id not in off])
+
+
+def known_rule_ids() -> set[str]:
+    return set(rules_by_id())
+
+
+def rules_by_id() -> dict[str, Rule]:
+    """Every rule of the core and of every installed domain, by id."""
+    from askchain.domain import all_domains
+
+    return {rule.id: rule for rule in [*CORE, *(rule for domain in all_domains() for rule in domain.rules())]}
 
 
 def checks(rules: Iterable[Rule]) -> list[Check]:

@@ -154,6 +154,7 @@ class ExpandShorthands(Repair):
 
     id = "shorthands"
     order = 50
+    shapes_prompts = True
     shorthands: tuple[Shorthand, ...]
 
     def applies(self, analysis: Analysis) -> bool:
