@@ -26,6 +26,11 @@ DOUBTED_LEAD = {"id": "q3", "correct": {"spider2": False}, "candidates": [
     candidate("semantic", "eee", False, votes=1), candidate("direct", "fff", True, votes=2)]}
 
 
+#: What run.json records of the run's settings that the recount reads.
+RUN_SETTINGS = {"lead_generator": "semantic", "draft_generator": "direct",
+                "generators": {"semantic": {"n": 1, "options": {"weight": 3}}, "direct": {"n": 6, "options": {}}}}
+
+
 def outcome(records, policy, doubted=LeadPolicy(2, 1)):
     return recount(records, policy, doubted, lead_weight=3, lead_generator="semantic", samples=6)
 
@@ -61,16 +66,21 @@ def test_no_lead_that_ran_leaves_the_draft_vote():
 
 
 def test_the_table_and_the_command(tmp_path):
-    (tmp_path / "run.json").write_text(json.dumps({"method": "pipeline"}))
+    (tmp_path / "run.json").write_text(json.dumps({"method": "pipeline", "pipeline_settings": RUN_SETTINGS}))
     (tmp_path / "results.jsonl").write_text("\n".join(json.dumps(r) for r in (WRONG_LEAD, RIGHT_LEAD, DOUBTED_LEAD)))
-    table = revote_table(tmp_path, 3)
+    table = revote_table(tmp_path)
+    assert "(semantic leading at weight 3, 6 draft samples)" in table
     assert "| alone | 2.0 |" in table and "| every sample drawn, vote at weight 1 | 3.0 | 6.0 |" in table
     result = CliRunner().invoke(app, ["eval", "revote", str(tmp_path)])
     assert result.exit_code == 0 and "confirm 2, else vote at weight 1" in result.output
 
 
-def test_the_command_refuses_a_folder_without_a_pipeline_run(tmp_path, monkeypatch, capsys):
+def test_the_command_refuses_a_folder_without_a_pipeline_run_or_a_lead(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["askchain", "eval", "revote", str(tmp_path)])
     with pytest.raises(SystemExit) as stop:
         main()
     assert stop.value.code == 2 and "no pipeline run" in capsys.readouterr().err
+    (tmp_path / "run.json").write_text(json.dumps({"method": "pipeline", "pipeline_settings": {"lead_generator": None}}))
+    with pytest.raises(SystemExit) as stop:
+        main()
+    assert stop.value.code == 2 and "without a lead generator" in capsys.readouterr().err

@@ -197,7 +197,6 @@ def selection(
 def revote(
     out_dir: Path = typer.Argument(..., help="A pipeline results folder whose run drew every draft sample beside the "
                                    "lead (pipeline.lead_confirmation = the draft's n)."),
-    weight: int = typer.Option(3, "--weight", min=1, help="The lead's weight in that run (an undoubted lead's votes)."),
 ):
     """Recount a run's answers under other lead policies (alone, confirmed by k samples, voting at weight w), without
     a model (writes no files)."""
@@ -206,7 +205,7 @@ def revote(
 
     if read_meta(out_dir).get("method") != "pipeline":
         raise DatasetError(f"{out_dir} holds no pipeline run: the recount needs one")
-    console.print(revote_table(out_dir, weight), markup=False)
+    console.print(revote_table(out_dir), markup=False)
 
 
 @app.command()

@@ -15,7 +15,8 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
-from askchain.eval.results import read_results
+from askchain.errors import DatasetError
+from askchain.eval.results import read_meta, read_results
 from askchain.eval.runner import result_key
 
 #: The result key of a query that ran to no rows.
@@ -97,11 +98,19 @@ def recount(records: list[dict[str, Any]], policy: LeadPolicy, doubted_policy: L
     return outcome
 
 
-def revote_table(out_dir: Path, lead_weight: int, lead_generator: str = "semantic", samples: int = 6) -> str:
-    """Markdown: each lead policy's expected right answers and draft samples, the doubted lead confirmed by 2."""
+def revote_table(out_dir: Path) -> str:
+    """Markdown: each lead policy's expected right answers and draft samples, the doubted lead confirmed by 2. The
+    lead generator, its weight and the draft's samples are the run's own (run.json)."""
+    settings = read_meta(out_dir).get("pipeline_settings") or {}
+    lead_generator = settings.get("lead_generator")
+    if not lead_generator:
+        raise DatasetError(f"{out_dir} ran without a lead generator: there is no lead to recount")
+    lead_weight = int(settings["generators"][lead_generator]["options"].get("weight", 1))
+    samples = int(settings["generators"][settings["draft_generator"]]["n"])
     records = [r for r in read_results(out_dir) if r.get("correct") is not None]
     doubted = LeadPolicy(confirm=2, weight=1)
-    lines = [f"{len(records)} questions of {out_dir}; a doubted lead: {doubted.label()}", "",
+    lines = [f"{len(records)} questions of {out_dir} ({lead_generator} leading at weight {lead_weight}, {samples} "
+             f"draft samples); a doubted lead: {doubted.label()}", "",
              "| the lead's policy | right (expected) | draft samples drawn (mean) |", "|---|---:|---:|"]
     policies = [LeadPolicy(0, lead_weight)] + [LeadPolicy(k, w) for k in (1, 2, 3, None) for w in (1, 2, 3)]
     for policy in policies:
