@@ -76,7 +76,7 @@ def test_a_run_that_cannot_tell_where_rules_acted_is_no_baseline(tmp_path):
 
 
 def test_an_ablation_asks_again_only_where_the_rule_acted_and_copies_the_rest(spider, tmp_path):
-    settings = get_settings()
+    settings = get_settings().with_overrides(pipeline={"rules_off": []})  # every rule on, the default's aside
     spider = two_questions(spider)
     base = run_eval(spider, "pipeline", scripted(), settings, out_dir=tmp_path / "base")
     by_question = {r["question"]: r for r in base.records}
@@ -93,6 +93,8 @@ def test_an_ablation_asks_again_only_where_the_rule_acted_and_copies_the_rest(sp
     assert asked == {LIMITED}
     after = {r["question"]: r for r in read_results(ablated.out_dir)}
     assert not after[LIMITED]["correct"]["spider"] and after[PLAIN]["correct"]["spider"]
+    with pytest.raises(DatasetError, match="ran with unasked_limit off"):  # no baseline for turning it back on
+        questions_to_ask(tmp_path / "off", traces, [])
     with pytest.raises(DatasetError, match="a run of something else"):  # without the ablation's allowance
         run_eval(spider, "pipeline", scripted(), off, out_dir=tmp_path / "other", reuse=[tmp_path / "base"])
 

@@ -45,7 +45,8 @@ def _run(dataset: Dataset, method: str, model: str | None, limit: int | None, se
     rerun = list(rerun or ())
     if off:
         rules_for(None, off)  # an unknown id is a settings error before any work
-        settings = settings.with_overrides(pipeline={"rules_off": sorted(set(off) | set(settings.pipeline.rules_off))})
+        off = sorted(set(off) | set(settings.pipeline.rules_off))  # beside those the settings switch off
+        settings = settings.with_overrides(pipeline={"rules_off": off})
         traces = settings.paths.data("traces", "x").parent
         rerun += sorted({qid for folder in reuse or () for qid in questions_to_ask(folder, traces, off)})
     skipped = sum(dataset.skipped.values())

@@ -93,6 +93,8 @@ def test_every_time_window_is_valid_googlesql_on_the_local_dataset(eth_engine, e
     assert rows[0][0] >= 0
 
 
+# The pipeline tests of rules the defaults switch off (settings.yaml, pipeline.rules_off) switch them back on.
+
 def test_the_pipeline_shows_the_definitions_and_says_how_it_read_the_question(eth_engine):
     sql = ("SELECT AVG(receipt_effective_gas_price) / 1e9 FROM `bigquery-public-data.crypto_ethereum.transactions` "
            "WHERE DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)")
@@ -363,7 +365,7 @@ def test_the_pipeline_drops_a_known_constant_the_question_does_not_call_for(eth_
               f"AND {LAST_7}")
     right = f"SELECT COUNT(*) AS events FROM {L} WHERE address = '{usdc}' AND {LAST_7}"
     model = ScriptedModel({"direct": f"```sql\n{copied}\n```"})
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"rules_off": [], "examples_k": 0, "value_retrieval": False,
                                              "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     result = ask(f"How many events did the USDC contract ({usdc}) emit in the last 7 days?", eth_engine, model=model,
@@ -383,7 +385,7 @@ def test_the_pipeline_sends_an_unknown_constant_the_question_does_not_give_to_re
     copied = f"SELECT COUNT(*) AS events FROM {L} WHERE address = '0x{'cd' * 20}' AND {LAST_7}"
     right = f"SELECT COUNT(*) AS events FROM {L} WHERE address = '{usdc}' AND {LAST_7}"
     model = ScriptedModel({"direct": f"```sql\n{copied}\n```", "revise": f"```sql\n{right}\n```"})
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"rules_off": [], "examples_k": 0, "value_retrieval": False,
                                              "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     result = ask(f"How many events did the USDC contract ({usdc}) emit in the last 7 days?", eth_engine, model=model,
@@ -415,7 +417,7 @@ def test_the_pipeline_sends_an_amount_shown_in_wei_to_revision(eth_engine):
     wrong = f"SELECT eth_balance FROM {balances} WHERE address = '{address}'"
     right = f"SELECT eth_balance / 1e18 AS eth FROM {balances} WHERE address = '{address}'"
     model = ScriptedModel({"direct": f"```sql\n{wrong}\n```", "revise": f"```sql\n{right}\n```"})
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"rules_off": [], "examples_k": 0, "value_retrieval": False,
                                              "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     result = ask(f"What is the ETH balance of {address}?", eth_engine, model=model, settings=settings)
@@ -434,7 +436,7 @@ def test_the_pipeline_writes_an_amount_a_power_of_ten_off_as_the_questions(eth_e
     question gives it."""
     wrong = f"SELECT COUNT(*) AS transactions FROM {T} WHERE value > 1000000000000000 AND {LAST_7}"
     right = f"SELECT COUNT(*) AS transactions FROM {T} WHERE value > 10 * 1e18 AND {LAST_7}"
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"rules_off": [], "examples_k": 0, "value_retrieval": False,
                                              "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     question = "How many transactions in the last 7 days moved more than 10 ETH?"
@@ -505,7 +507,7 @@ def test_a_window_of_the_models_own_runs_as_the_conventions_without_revision(eth
     convention's condition is written in its place before validation, so the sample runs without a revision."""
     written = (f"SELECT COUNTIF(receipt_status = 0) / COUNT(*) AS failed_share FROM {T} "
                "WHERE DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)")
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"rules_off": [], "examples_k": 0, "value_retrieval": False,
                                              "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     model = ScriptedModel({"direct": f"```sql\n{written}\n```"})
@@ -558,7 +560,7 @@ def test_an_address_compared_with_a_topic_is_padded_to_the_word(eth_engine, sql)
     transfer = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
     written = (f"SELECT COUNT(*) AS mints FROM {L} WHERE topics[SAFE_OFFSET(0)] = '{transfer}' "
                f"AND topics[SAFE_OFFSET(1)] = '0x{'0' * 40}'")
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
+    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"rules_off": [], "examples_k": 0, "value_retrieval": False,
                                              "generators": {"semantic": {"enabled": False}},
                                                                              "answer": False})
     result = ask("How many Transfer events were mints?", eth_engine,
