@@ -63,7 +63,7 @@ def ask(
     with track_usage() as usage:
         final = run_pipeline(run, on_event)
     if configured.pipeline.traces:
-        trace.save(settings.paths.data("traces", "x").parent)
+        trace.save(settings.paths.traces())
     abstention = final.get("abstention")
     sql, result, error = (None, None, None) if abstention else chosen_result(final["selection"])
     answered = final.get("answer") or {}

@@ -77,6 +77,12 @@ class PathSettings(Section):
     def data(self, *parts: str) -> Path:
         return _ensure_parent(self.data_dir.expanduser().joinpath(*parts))
 
+    def traces(self) -> Path:
+        """The folder each answer's trace is saved in (askchain.pipeline.trace), created."""
+        path = self.data_dir.expanduser() / "traces"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
     def models(self) -> Path:
         path = self.models_dir.expanduser()
         path.mkdir(parents=True, exist_ok=True)

@@ -82,7 +82,7 @@ def test_an_ablation_asks_again_only_where_the_rule_acted_and_copies_the_rest(sp
     by_question = {r["question"]: r for r in base.records}
     assert by_question[LIMITED]["correct"]["spider"] and by_question[PLAIN]["correct"]["spider"]  # the LIMIT dropped
 
-    traces = settings.paths.data("traces", "x").parent
+    traces = settings.paths.traces()
     rerun = questions_to_ask(tmp_path / "base", traces, ["unasked_limit"])
     assert rerun == {by_question[LIMITED]["id"]}
     model = scripted()

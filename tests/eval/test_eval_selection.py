@@ -20,7 +20,7 @@ def _pipeline_run(folder, spider_sample_root, groups, method="pipeline"):
         "comparator": "spider",
     }))
     (folder / "results.jsonl").write_text(json.dumps({"id": "spider-dev-0000", "run_id": "run-1", "gold_error": None}) + "\n")
-    traces = get_settings().paths.data("traces", "x").parent
+    traces = get_settings().paths.traces()
     traces.mkdir(parents=True, exist_ok=True)
     (traces / "run-1.json").write_text(json.dumps({"run_id": "run-1", "stages": [
         {"stage": "values", "value_hints": []}, {"stage": "select", "groups": groups},

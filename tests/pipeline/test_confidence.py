@@ -103,7 +103,7 @@ def test_a_split_vote_is_low_and_shows_the_other_results(concert_db):
     public = result.public()
     assert public["confidence"] == "low" and public["alternatives"] == result.alternatives
     assert public["abstained"] is False and public["confidence_reasons"] == result.confidence_reasons
-    trace = json.loads((get_settings().paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
+    trace = json.loads((get_settings().paths.traces() / f"{result.run_id}.json").read_text())
     stage = next(s for s in trace["stages"] if s["stage"] == "confidence")
     assert stage["level"] == "low" and stage["signals"]["samples"] == 6 and stage["signals"]["votes"] == 2
 

@@ -43,7 +43,7 @@ def test_pipeline_runs_every_stage_and_traces_it(concert_db):
                  "synthetic", "revise", "select"):
         assert name in started
     assert not {"examples", "values", "answer"} & set(started), "stages switched off are not in the graph"
-    trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
+    trace = json.loads((settings.paths.traces() / f"{result.run_id}.json").read_text())
     stages = {s["stage"]: s for s in trace["stages"]}
     generators = {g for s in trace["stages"] for g in [s["stage"]] if s.get("candidates")}
     assert generators == {"draft", "divide_and_conquer", "query_plan", "role_play", "synthetic"}

@@ -22,7 +22,7 @@ def test_pipeline_with_the_embedded_model(concert_db):
     result = ask("How many singers are from France?", str(concert_db), method="pipeline", model="qwen2.5-coder-1.5b", settings=settings)
     assert result.error is None and result.rows == [[4]]
     assert result.answer and "4" in result.answer
-    trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
+    trace = json.loads((settings.paths.traces() / f"{result.run_id}.json").read_text())
     stages = [s["stage"] for s in trace["stages"]]
     linked = next(s for s in trace["stages"] if s["stage"] == "schema_linking")["linked"]
     assert "singer" in {table.lower() for table in linked}

@@ -98,7 +98,7 @@ def test_a_two_step_question_is_answered_step_by_step(concert_db):
     assert result.confidence in ("high", "medium", "low") and all(r.startswith("step ") for r in result.confidence_reasons)
     assert {"type": "plan", "steps": [s["question"] for s in result.steps]} in events
     assert {e["step"] for e in events if e.get("type") == "sql"} == {1, 2}
-    trace = json.loads((get_settings().paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
+    trace = json.loads((get_settings().paths.traces() / f"{result.run_id}.json").read_text())
     steps = next(s for s in trace["stages"] if s["stage"] == "steps")["steps"]
     assert [len(s["stages"]) > 3 for s in steps] == [True, True]
 

@@ -94,7 +94,7 @@ def bench(
     records = [r for r in read_results(results) if not r.get("gold_error")]
     if not records:
         raise DatasetError(f"{results} holds no results")
-    profile = stage_profile(records, settings.paths.data("traces", "x").parent)
+    profile = stage_profile(records, settings.paths.traces())
     table = Table("stage", *(heading for _, heading in COLUMNS), title=f"{results}")
     for name, p in profile.items():
         table.add_row(name, *(str(p[key]) for key, _ in COLUMNS))

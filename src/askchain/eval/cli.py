@@ -37,17 +37,17 @@ def _run(dataset: Dataset, method: str, model: str | None, limit: int | None, se
     from askchain.config import get_settings
     from askchain.eval.ablation import questions_to_ask
     from askchain.eval.runner import run_eval
-    from askchain.rules.registry import rules_for
+    from askchain.rules.registry import switched_off
 
     settings = get_settings()
     if model:
         settings = settings.with_overrides(llm={"model": model})
     rerun = list(rerun or ())
     if off:
-        rules_for(None, off)  # an unknown id is a settings error before any work
+        switched_off(off)  # an unknown id is a settings error before any work
         off = sorted(set(off) | set(settings.pipeline.rules_off))  # beside those the settings switch off
         settings = settings.with_overrides(pipeline={"rules_off": off})
-        traces = settings.paths.data("traces", "x").parent
+        traces = settings.paths.traces()
         rerun += sorted({qid for folder in reuse or () for qid in questions_to_ask(folder, traces, off)})
     skipped = sum(dataset.skipped.values())
     if skipped:
@@ -222,7 +222,7 @@ def rules(
     meta = read_meta(out_dir)
     if meta.get("method") != "pipeline":
         raise DatasetError(f"{out_dir} holds no pipeline run: only the pipeline runs the rules")
-    traces = get_settings().paths.data("traces", "x").parent
+    traces = get_settings().paths.traces()
     console.print(rules_table(out_dir, traces, meta.get("comparator", "spider2")), markup=False)
 
 

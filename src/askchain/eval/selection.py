@@ -52,7 +52,7 @@ def audit_selection(out_dir: Path, model: ChatModel, settings: Settings, max_gro
     dataset = reload_dataset(meta)
     compare = COMPARATORS[meta.get("comparator") or dataset.comparator]
     examples = {e.id: e for e in dataset.examples}
-    traces = settings.paths.data("traces", "x").parent
+    traces = settings.paths.traces()
     max_groups = max_groups or settings.pipeline.selection_max_groups
     audit, engines = SelectionAudit(), {}
     for record in read_results(out_dir):

@@ -20,7 +20,7 @@ def trace(
     from askchain.config import get_settings
     from askchain.pipeline.trace import load_trace
 
-    data = load_trace(get_settings().paths.data("traces", "x").parent, run_id)
+    data = load_trace(get_settings().paths.traces(), run_id)
     if as_json:
         print(json.dumps(data, indent=1))
         return

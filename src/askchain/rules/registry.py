@@ -6,7 +6,9 @@ whoever declares it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from functools import cache
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from askchain.errors import ConfigError
 from askchain.rules.base import Check, Repair, Rule
@@ -54,24 +56,29 @@ def ordered(rules: Iterable[Rule]) -> list[Rule]:
 
 def rules_for(domain: Domain | None, off: Iterable[str] = ()) -> list[Rule]:
     """The core rules and the domain's, in order, but those whose ids are `off` (switched off to measure what they
-    add: `pipeline.rules_off`); an id no rule of any domain has is a settings error, not a silent no-op."""
-    off = set(off)
-    unknown = off - known_rule_ids() if off else set()
-    if unknown:
-        raise ConfigError(f"pipeline.rules_off names no rule: {', '.join(sorted(unknown))} "
-                          "(the ids are in tests/rules/fixtures)")
+    add: `pipeline.rules_off`)."""
+    off = switched_off(off)
     return ordered([rule for rule in [*CORE, *(domain.rules() if domain else ())] if rule.id not in off])
 
 
-def known_rule_ids() -> set[str]:
-    return set(rules_by_id())
+def switched_off(ids: Iterable[str]) -> frozenset[str]:
+    """The ids of rules to switch off, each checked to name a rule of the core or of an installed domain: an unknown
+    id is a settings error, not a silent no-op."""
+    ids = frozenset(ids)
+    unknown = ids - rules_by_id().keys()
+    if unknown:
+        raise ConfigError(f"pipeline.rules_off names no rule: {', '.join(sorted(unknown))} "
+                          "(the ids are in tests/rules/fixtures)")
+    return ids
 
 
-def rules_by_id() -> dict[str, Rule]:
-    """Every rule of the core and of every installed domain, by id."""
+@cache
+def rules_by_id() -> Mapping[str, Rule]:
+    """Every rule of the core and of every installed domain, by id; read once, as the installed domains are fixed
+    for the process (checking `rules_off` on every lookup of a run's rules costs nothing then)."""
     from askchain.domain import all_domains
 
-    return {rule.id: rule for rule in [*CORE, *(rule for domain in all_domains() for rule in domain.rules())]}
+    return MappingProxyType({rule.id: rule for rule in [*CORE, *(r for domain in all_domains() for r in domain.rules())]})
 
 
 def checks(rules: Iterable[Rule]) -> list[Check]:

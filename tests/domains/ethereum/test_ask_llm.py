@@ -32,7 +32,7 @@ def test_pipeline_prompts_with_the_domains_own_examples(eth_db):
     result = ask(question, engine, method="pipeline", model="qwen2.5-coder-1.5b", settings=settings)
     engine.close()
     assert result.error is None and len(result.rows) == 10, result.sql
-    trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
+    trace = json.loads((settings.paths.traces() / f"{result.run_id}.json").read_text())
     examples = next(s for s in trace["stages"] if s["stage"] == "examples")["examples"]
     assert len(examples) == 3 and {e["db_id"] for e in examples} == {"ethereum"}
     assert question not in {e["question"] for e in examples}

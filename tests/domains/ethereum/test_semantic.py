@@ -443,7 +443,7 @@ def test_the_pipeline_writes_an_amount_a_power_of_ten_off_as_the_questions(eth_e
     model = ScriptedModel({"direct": f"```sql\n{wrong}\n```"})
     result = ask(question, eth_engine, model=model, settings=settings)
     assert result.sql == right and [r.template for r in model.requests] == ["direct"]
-    trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
+    trace = json.loads((settings.paths.traces() / f"{result.run_id}.json").read_text())
     draft = next(s for s in trace["stages"] if s["stage"] == "draft")
     assert draft["executions"][0]["repairs"] == ["wrote 1000000000000000 as 10 ETH, the question's amount: 10 * 1e18"]
 
@@ -473,7 +473,7 @@ def test_a_sample_naming_a_blocks_column_by_the_other_tables_convention_runs_wit
     result = ask("How many blocks were mined yesterday?", eth_engine, model=model, settings=settings)
     assert result.error is None and "DATE(timestamp)" in result.sql and result.rows[0][0] > 0
     assert [r.template for r in model.requests] == ["direct"]
-    trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
+    trace = json.loads((settings.paths.traces() / f"{result.run_id}.json").read_text())
     draft = next(s for s in trace["stages"] if s["stage"] == "draft")
     assert draft["executions"][0]["repairs"] == ["blocks.block_timestamp read as blocks.timestamp"]
     without = ask("How many blocks were mined yesterday?", eth_engine, model=ScriptedModel({"direct": f"```sql\n{written}\n```"}),
@@ -535,7 +535,7 @@ def test_a_generator_that_runs_its_own_sql_runs_it_expanded(eth_engine):
 
 
 def _draft_repairs(settings, result) -> list[str]:
-    trace = json.loads((settings.paths.data("traces", "x").parent / f"{result.run_id}.json").read_text())
+    trace = json.loads((settings.paths.traces() / f"{result.run_id}.json").read_text())
     draft = next(s for s in trace["stages"] if s["stage"] == "draft")
     return [note for ex in draft["executions"] for note in ex["repairs"]]
 
