@@ -126,6 +126,7 @@ class PipelineSettings(Section):
     lead_generator: str | None
     lead_confirmation: NonNegativeInt
     doubted_lead_confirmation: NonNegativeInt
+    lead_challenge: NonNegativeInt
     draft_generator: str
     draft_first_wave: NonNegativeInt
     agreement_exit: NonNegativeInt

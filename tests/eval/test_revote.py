@@ -54,6 +54,15 @@ def test_confirmation_is_expected_over_the_samples_order():
     assert result.samples == pytest.approx(1 / 3 * 2 + 2 / 3 * 6)
 
 
+def test_a_challenged_lead_is_put_to_the_vote_only_when_the_first_samples_agree_on_another_result():
+    # of the C(6,2) = 15 first pairs, 3 hold two of the three samples on bbb (the vote at weight 1, right), 5 hold
+    # one on aaa (the lead confirmed, wrong); the other 7 disagree and leave the wrong lead standing
+    result = outcome([WRONG_LEAD], LeadPolicy(2, 1, challenge=2))
+    assert result.right == pytest.approx(3 / 15)
+    assert result.samples == pytest.approx(12 / 15 * 2 + 3 / 15 * 6)
+    assert outcome([RIGHT_LEAD], LeadPolicy(2, 1, challenge=2)).right == 1.0
+
+
 def test_a_doubted_lead_follows_its_own_policy():
     assert outcome([DOUBTED_LEAD], LeadPolicy(0, 3)).right == 1.0  # doubted: confirmed by none, outvoted
     assert outcome([DOUBTED_LEAD], LeadPolicy(0, 3), doubted=LeadPolicy(0, 1)).right == 0.0
@@ -72,7 +81,7 @@ def test_the_table_and_the_command(tmp_path):
     assert "(semantic leading at weight 3, 6 draft samples)" in table
     assert "| alone | 2.0 |" in table and "| every sample drawn, vote at weight 1 | 3.0 | 6.0 |" in table
     result = CliRunner().invoke(app, ["eval", "revote", str(tmp_path)])
-    assert result.exit_code == 0 and "confirm 2, else vote at weight 1" in result.output
+    assert result.exit_code == 0 and "confirm 2, vote at weight 1 when unconfirmed" in result.output
 
 
 def test_the_command_refuses_a_folder_without_a_pipeline_run_or_a_lead(tmp_path, monkeypatch, capsys):

@@ -3,15 +3,17 @@
 A pipeline run that drew every draft sample beside the lead (`pipeline.lead_confirmation` = the draft's n) records
 each distinct candidate's generator, votes, round, result key and verdict. From that, the answer of any lead policy
 can be recounted offline: the lead alone, the lead confirmed by the first k draft samples (expected over the
-samples' order, since they are drawn independently) and otherwise the whole vote with the lead weighing w. A doubted
-lead (one recorded with a single vote where the run's weight was larger) follows its own policy. The cost of a
-policy is the draft samples it draws, on average.
+samples' order, since they are drawn independently) and otherwise the whole vote with the lead weighing w, or the
+lead standing unless c of those k samples agree on another result. A doubted lead (one recorded with a single vote
+where the run's weight was larger) follows its own policy. The cost of a policy is the draft samples it draws, on
+average.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
-from math import comb
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +28,20 @@ EMPTY_RESULT = result_key((), "SELECT 1", "bigquery")
 @dataclass(frozen=True)
 class LeadPolicy:
     """Confirm the lead with `confirm` draft samples (0: it answers alone; None: never, it always votes), else vote
-    with it weighing `weight`."""
+    with it weighing `weight`; with `challenge`, an unconfirmed lead is put to that vote only when `challenge` of the
+    `confirm` samples agree on another result, and otherwise stands (`pipeline.lead_challenge`)."""
 
     confirm: int | None
     weight: int
+    challenge: int = 0
 
     def label(self) -> str:
         if self.confirm is None:
             return f"every sample drawn, vote at weight {self.weight}"
-        return "alone" if self.confirm == 0 else f"confirm {self.confirm}, else vote at weight {self.weight}"
+        if self.confirm == 0:
+            return "alone"
+        put = f"{self.challenge} agree on another result" if self.challenge else "unconfirmed"
+        return f"confirm {self.confirm}, vote at weight {self.weight} when {put}"
 
 
 @dataclass
@@ -68,15 +75,26 @@ def vote_right(candidates: list[dict], lead: dict | None, weight: int) -> float:
     return sum(right[key] for key in tied) / len(tied)
 
 
-def confirmed_chance(draft: list[dict], lead: dict, confirm: int | None, samples: int) -> float:
-    """The chance that one of `confirm` draft samples, of `samples` drawn independently, returns the lead's result."""
-    if confirm is None:
+def standing_chance(draft: list[dict], lead: dict, policy: LeadPolicy, samples: int) -> float:
+    """The chance that the lead stands without the whole vote: one of the policy's first draft samples returns its
+    result, or (with `challenge`) fewer than `challenge` of them agree on another. Expected over the order of the
+    `samples` drawn independently, each distinct candidate counting its votes, the failed ones filling the rest."""
+    if policy.confirm is None:
         return 0.0
-    if confirm == 0:
+    if policy.confirm == 0:
         return 1.0
-    agreeing = min(samples, sum(c.get("votes", 1) for c in draft if c["result"] == lead["result"]))
-    confirm = min(confirm, samples)
-    return 1.0 - comb(samples - agreeing, confirm) / comb(samples, confirm)
+    slots = [c["result"] for c in draft for _ in range(c.get("votes", 1))][:samples]
+    slots += [None] * (samples - len(slots))
+    drawn = list(combinations(slots, min(policy.confirm, samples)))
+    return sum(stands(first, lead["result"], policy.challenge) for first in drawn) / len(drawn)
+
+
+def stands(first: tuple, lead_result: str, challenge: int) -> bool:
+    """Whether the lead stands after the first wave of draft samples returned `first` (None: no rows or failed)."""
+    if lead_result in first:
+        return True
+    agreeing = Counter(result for result in first if result is not None)
+    return bool(challenge) and max(agreeing.values(), default=0) < challenge
 
 
 def recount(records: list[dict[str, Any]], policy: LeadPolicy, doubted_policy: LeadPolicy, lead_weight: int,
@@ -92,7 +110,7 @@ def recount(records: list[dict[str, Any]], policy: LeadPolicy, doubted_policy: L
             continue
         chosen = doubted_policy if lead.get("votes", 1) < lead_weight else policy
         draft = [c for c in rest if c.get("round", 0) == 0]
-        chance = confirmed_chance(draft, lead, chosen.confirm, samples)
+        chance = standing_chance(draft, lead, chosen, samples)
         outcome.right += chance * lead["right"] + (1 - chance) * vote_right(rest, lead, chosen.weight)
         outcome.samples += chance * min(chosen.confirm or 0, samples) + (1 - chance) * samples
     return outcome
@@ -113,6 +131,7 @@ def revote_table(out_dir: Path) -> str:
              f"draft samples); a doubted lead: {doubted.label()}", "",
              "| the lead's policy | right (expected) | draft samples drawn (mean) |", "|---|---:|---:|"]
     policies = [LeadPolicy(0, lead_weight)] + [LeadPolicy(k, w) for k in (1, 2, 3, None) for w in (1, 2, 3)]
+    policies += [LeadPolicy(k, 2, c) for k, c in ((2, 2), (3, 2), (3, 3))]
     for policy in policies:
         outcome = recount(records, policy, doubted, lead_weight, lead_generator, samples)
         lines.append(f"| {policy.label()} | {outcome.right:.1f} | {outcome.samples / max(outcome.questions, 1):.1f} |")

@@ -345,7 +345,8 @@ def draft(state: State, run: Run) -> StageOutput:
     `draft_first_wave`, that many samples are drawn first and the rest only when these do not all return one same
     result: most questions the samples agree on pay for a few samples, not all. A lead that ran to rows is the
     answer alone (`lead_confirmation: 0`) or once one of the first `lead_confirmation` samples returns its result
-    (`doubted_lead_confirmation` for a doubted lead); otherwise it joins the whole draft's vote."""
+    (`doubted_lead_confirmation` for a doubted lead); otherwise it joins the whole draft's vote, unless fewer than
+    `lead_challenge` of those samples agree on another result: then a lead not doubted stands on its own."""
     cfg = run.settings.pipeline
     validate = validator(run, state)
     led, led_runs = lead(state, run, validate)
@@ -363,13 +364,16 @@ def draft(state: State, run: Run) -> StageOutput:
     executions = execute_samples(made, led_runs, validate, run)
     agreed = first < total and (confirms(executions, answered, run.dialect) if answered
                                 else draft_agrees(executions, first, run.dialect))
-    if first < total and not agreed:
+    stood = first < total and not agreed and bool(answered) and not doubts and unchallenged(
+        executions, answered, cfg.lead_challenge, run.dialect)
+    if first < total and not (agreed or stood):
         made += sample(cfg.draft_generator, state, run, count=total - first, skip=first)
         executions = execute_samples(made, executions, validate, run)
-    agreed = agreed or draft_agrees(executions, cfg.agreement_exit, run.dialect)
+    agreed = agreed or stood or draft_agrees(executions, cfg.agreement_exit, run.dialect)
     return ({"candidates": made, "drafts": executions, "agreed": agreed},
             {"candidates": [c.sql for c in made], "samples": len(made), "agreed": agreed,
-             "confirmed": bool(answered) and agreed, "doubts": doubts, "executions": [ex.record() for ex in executions]})
+             "confirmed": bool(answered) and agreed and not stood, "stood": stood, "doubts": doubts,
+             "executions": [ex.record() for ex in executions]})
 
 
 def confirms(executions: list[Execution], answered: list[Execution], dialect: str) -> bool:
@@ -378,6 +382,14 @@ def confirms(executions: list[Execution], answered: list[Execution], dialect: st
     results = {result_signature(ex, dialect) for ex in answered}
     return any(ex.status == "success" and ex.candidate.generator not in leading
                and result_signature(ex, dialect) in results for ex in executions)
+
+
+def unchallenged(executions: list[Execution], answered: list[Execution], needed: int, dialect: str) -> bool:
+    """Whether fewer than `needed` draft samples agree on a result the lead did not return (0: always challenged):
+    samples that fail or disagree among themselves are no evidence against a governed query."""
+    leading = {ex.candidate.generator for ex in answered}
+    others = [ex for ex in executions if ex.candidate.generator not in leading]
+    return needed > 0 and not draft_agrees(others, needed, dialect)
 
 
 def execute_samples(made: list[Candidate], known: list[Execution], validate: Callable[[str], Findings],

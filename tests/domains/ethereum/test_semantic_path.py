@@ -83,6 +83,22 @@ def test_an_unconfirmed_lead_joins_the_whole_drafts_vote_with_its_weight(eth_eng
     assert "semantic" in {c["generator"] for c in result.candidates}
 
 
+def test_an_unconfirmed_lead_stands_when_the_samples_drawn_to_confirm_it_agree_on_nothing(eth_engine, settings):
+    """With `lead_challenge: 2`, two samples on two other results are no evidence against the governed query: it
+    stands and the rest of the draft is not drawn; two agreeing on another result put it to the whole vote."""
+    challenged = settings.with_overrides(pipeline={"lead_confirmation": 2, "lead_challenge": 2, "agreement_exit": 0})
+    apart = ScriptedModel({"semantic": json.dumps(FAILED_SHARE),
+                           "direct": lambda request, i: SUCCEEDED_SHARE.replace("7 DAY", f"{7 + i} DAY")})
+    result = ask(QUESTION, eth_engine, model=apart, settings=challenged)
+    assert direct_samples(apart) == 2
+    assert result.error is None and 0 < result.rows[0][0] < 0.5
+    assert result.readings[0].startswith("failed share of transactions")
+    agreeing = ScriptedModel({"semantic": json.dumps(FAILED_SHARE), "direct": SUCCEEDED_SHARE})
+    result = ask(QUESTION, eth_engine, model=agreeing, settings=challenged)
+    assert direct_samples(agreeing) == settings.pipeline.generators["direct"].n
+    assert result.error is None and result.rows[0][0] > 0.5
+
+
 def test_a_doubted_lead_answers_only_once_a_draft_sample_confirms_it(eth_engine, settings):
     """The question counts failures; a lead measuring the average value is doubted: with the lead alone otherwise,
     two free samples are drawn to confirm it, and on another result the whole draft votes, the lead with one vote."""
