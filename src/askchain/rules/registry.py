@@ -67,8 +67,8 @@ def switched_off(ids: Iterable[str]) -> frozenset[str]:
     ids = frozenset(ids)
     unknown = ids - rules_by_id().keys()
     if unknown:
-        raise ConfigError(f"pipeline.rules_off names no rule: {', '.join(sorted(unknown))} "
-                          "(the ids are in tests/rules/fixtures)")
+        raise ConfigError(f"pipeline.rules_off names no rule: {', '.join(sorted(unknown))} (the rules: "
+                          f"{', '.join(sorted(rules_by_id()))})")
     return ids
 
 
