@@ -27,7 +27,7 @@ DOUBTED_LEAD = {"id": "q3", "correct": {"spider2": False}, "candidates": [
 
 
 #: What run.json records of the run's settings that the recount reads.
-RUN_SETTINGS = {"lead_generator": "semantic", "draft_generator": "direct",
+RUN_SETTINGS = {"lead_generator": "semantic", "draft_generator": "direct", "lead_confirmation": 6,
                 "generators": {"semantic": {"n": 1, "options": {"weight": 3}}, "direct": {"n": 6, "options": {}}}}
 
 
@@ -93,3 +93,8 @@ def test_the_command_refuses_a_folder_without_a_pipeline_run_or_a_lead(tmp_path,
     with pytest.raises(SystemExit) as stop:
         main()
     assert stop.value.code == 2 and "without a lead generator" in capsys.readouterr().err
+    drew_two = {**RUN_SETTINGS, "lead_confirmation": 2}  # the defaults' run: most samples never drawn
+    (tmp_path / "run.json").write_text(json.dumps({"method": "pipeline", "pipeline_settings": drew_two}))
+    with pytest.raises(SystemExit) as stop:
+        main()
+    assert stop.value.code == 2 and "drew fewer than its 6 draft samples" in capsys.readouterr().err

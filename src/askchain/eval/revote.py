@@ -125,6 +125,9 @@ def revote_table(out_dir: Path) -> str:
         raise DatasetError(f"{out_dir} ran without a lead generator: there is no lead to recount")
     lead_weight = int(settings["generators"][lead_generator]["options"].get("weight", 1))
     samples = int(settings["generators"][settings["draft_generator"]]["n"])
+    if int(settings.get("lead_confirmation", 0)) < samples:
+        raise DatasetError(f"{out_dir} drew fewer than its {samples} draft samples beside the lead "
+                           f"(lead_confirmation {settings.get('lead_confirmation')}): there is no whole draft to recount")
     records = [r for r in read_results(out_dir) if r.get("correct") is not None]
     doubted = LeadPolicy(confirm=2, weight=1)
     lines = [f"{len(records)} questions of {out_dir} ({lead_generator} leading at weight {lead_weight}, {samples} "

@@ -59,7 +59,8 @@ class State(TypedDict, total=False):
     candidates: list[Candidate]  # the draft's samples
     generated: Annotated[list[Candidate], operator.add]  # the other generators' candidates
     drafts: list[Execution]
-    agreed: bool
+    agreed: bool  # go straight to selection: the draft agreed, or the lead stood
+    stood: bool  # a lead no sample confirmed or challenged: no agreement behind it (confidence)
     executions: list[Execution]
     selection: Selection
     abstention: abstain.Abstention  # set when the data cannot answer the question: no SQL, this answer
@@ -362,18 +363,17 @@ def draft(state: State, run: Run) -> StageOutput:
     first = wave if 0 < wave < total else total
     made = led + sample(cfg.draft_generator, state, run, count=first)
     executions = execute_samples(made, led_runs, validate, run)
-    agreed = first < total and (confirms(executions, answered, run.dialect) if answered
-                                else draft_agrees(executions, first, run.dialect))
+    confirmed = bool(answered) and first < total and confirms(executions, answered, run.dialect)
+    agreed = confirmed or (not answered and first < total and draft_agrees(executions, first, run.dialect))
     stood = first < total and not agreed and bool(answered) and not doubts and unchallenged(
         executions, answered, cfg.lead_challenge, run.dialect)
     if first < total and not (agreed or stood):
         made += sample(cfg.draft_generator, state, run, count=total - first, skip=first)
         executions = execute_samples(made, executions, validate, run)
     agreed = agreed or stood or draft_agrees(executions, cfg.agreement_exit, run.dialect)
-    return ({"candidates": made, "drafts": executions, "agreed": agreed},
-            {"candidates": [c.sql for c in made], "samples": len(made), "agreed": agreed,
-             "confirmed": bool(answered) and agreed and not stood, "stood": stood, "doubts": doubts,
-             "executions": [ex.record() for ex in executions]})
+    return ({"candidates": made, "drafts": executions, "agreed": agreed, "stood": stood},
+            {"candidates": [c.sql for c in made], "samples": len(made), "agreed": agreed, "confirmed": confirmed,
+             "stood": stood, "doubts": doubts, "executions": [ex.record() for ex in executions]})
 
 
 def confirms(executions: list[Execution], answered: list[Execution], dialect: str) -> bool:
@@ -385,8 +385,9 @@ def confirms(executions: list[Execution], answered: list[Execution], dialect: st
 
 
 def unchallenged(executions: list[Execution], answered: list[Execution], needed: int, dialect: str) -> bool:
-    """Whether fewer than `needed` draft samples agree on a result the lead did not return (0: always challenged):
-    samples that fail or disagree among themselves are no evidence against a governed query."""
+    """Whether fewer than `needed` draft samples agree on one result (0: always challenged), asked once no sample
+    confirmed the lead, so that result is another than the lead's: samples that fail or disagree among themselves
+    are no evidence against a governed query."""
     leading = {ex.candidate.generator for ex in answered}
     others = [ex for ex in executions if ex.candidate.generator not in leading]
     return needed > 0 and not draft_agrees(others, needed, dialect)
@@ -558,7 +559,7 @@ def run_signals(state: State, selection: Selection, executions: list[Execution],
     return confidence_rules.Signals(
         samples=confidence_rules.sampled_votes(executions),
         votes=group.votes if group else (chosen.candidate.votes if chosen else 0),
-        agreed_early=bool(state.get("agreed")),
+        agreed_early=bool(state.get("agreed")) and not state.get("stood"),  # a lead that stood met no agreement
         revisions=chosen.candidate.round if chosen else 0,
         warnings=tuple(chosen.findings.warnings) if chosen else (),
         empty=bool(chosen and chosen.status == "empty"),

@@ -93,6 +93,7 @@ def test_an_unconfirmed_lead_stands_when_the_samples_drawn_to_confirm_it_agree_o
     assert direct_samples(apart) == 2
     assert result.error is None and 0 < result.rows[0][0] < 0.5
     assert result.readings[0].startswith("failed share of transactions")
+    assert not any("agreed" in reason for reason in result.confidence_reasons)  # nothing agreed with it
     agreeing = ScriptedModel({"semantic": json.dumps(FAILED_SHARE), "direct": SUCCEEDED_SHARE})
     result = ask(QUESTION, eth_engine, model=agreeing, settings=challenged)
     assert direct_samples(agreeing) == settings.pipeline.generators["direct"].n
