@@ -32,7 +32,8 @@ RUN_SETTINGS = {"lead_generator": "semantic", "draft_generator": "direct", "lead
 
 
 def outcome(records, policy, doubted=LeadPolicy(2, 1)):
-    return recount(records, policy, doubted, lead_weight=3, lead_generator="semantic", samples=6)
+    return recount(records, policy, doubted, lead_weight=3, lead_generator="semantic", draft_generator="direct",
+                   samples=6)
 
 
 def test_the_lead_alone_answers_with_its_own_verdict():
@@ -61,6 +62,13 @@ def test_a_challenged_lead_is_put_to_the_vote_only_when_the_first_samples_agree_
     assert result.right == pytest.approx(3 / 15)
     assert result.samples == pytest.approx(12 / 15 * 2 + 3 / 15 * 6)
     assert outcome([RIGHT_LEAD], LeadPolicy(2, 1, challenge=2)).right == 1.0
+
+
+def test_only_the_draft_generators_first_round_samples_can_confirm_or_challenge_the_lead():
+    # another generator's two candidates on the lead's result are no draft samples: the lead is confirmed with the
+    # same chance as before (1/3, not the 4/5 they would give as two more of six), though they vote in the end
+    other = {**WRONG_LEAD, "candidates": WRONG_LEAD["candidates"] + [candidate("query_plan", "aaa", False, votes=2)]}
+    assert outcome([other], LeadPolicy(2, 1)).samples == pytest.approx(1 / 3 * 2 + 2 / 3 * 6)
 
 
 def test_a_doubted_lead_follows_its_own_policy():

@@ -98,7 +98,7 @@ def stands(first: tuple, lead_result: str, challenge: int) -> bool:
 
 
 def recount(records: list[dict[str, Any]], policy: LeadPolicy, doubted_policy: LeadPolicy, lead_weight: int,
-            lead_generator: str, samples: int) -> Outcome:
+            lead_generator: str, draft_generator: str, samples: int) -> Outcome:
     """The expected right answers and draft samples of `policy` (`doubted_policy` for a lead recorded with one vote
     where the run's weight was `lead_weight`) over a run that drew all `samples` draft samples beside the lead."""
     outcome = Outcome(questions=len(records))
@@ -109,7 +109,7 @@ def recount(records: list[dict[str, Any]], policy: LeadPolicy, doubted_policy: L
             outcome.samples += samples
             continue
         chosen = doubted_policy if lead.get("votes", 1) < lead_weight else policy
-        draft = [c for c in rest if c.get("round", 0) == 0]
+        draft = [c for c in rest if c.get("round", 0) == 0 and c["generator"] == draft_generator]
         chance = standing_chance(draft, lead, chosen, samples)
         outcome.right += chance * lead["right"] + (1 - chance) * vote_right(rest, lead, chosen.weight)
         outcome.samples += chance * min(chosen.confirm or 0, samples) + (1 - chance) * samples
@@ -136,6 +136,6 @@ def revote_table(out_dir: Path) -> str:
     policies = [LeadPolicy(0, lead_weight)] + [LeadPolicy(k, w) for k in (1, 2, 3, None) for w in (1, 2, 3)]
     policies += [LeadPolicy(k, 2, c) for k, c in ((2, 2), (3, 2), (3, 3))]
     for policy in policies:
-        outcome = recount(records, policy, doubted, lead_weight, lead_generator, samples)
+        outcome = recount(records, policy, doubted, lead_weight, lead_generator, settings["draft_generator"], samples)
         lines.append(f"| {policy.label()} | {outcome.right:.1f} | {outcome.samples / max(outcome.questions, 1):.1f} |")
     return "\n".join(lines)
