@@ -146,6 +146,23 @@ class PipelineSettings(Section):
     answer: bool
     traces: bool
 
+    @model_validator(mode="after")
+    def _a_challenged_lead_can_stand(self) -> "PipelineSettings":
+        """A challenge is decided by the samples drawn to confirm the lead (none when it answers alone), and a lead
+        that stands then wins their vote only if fewer samples than the challenge cannot outvote its weight (a tie goes
+        to the lead)."""
+        lead = self.generators.get(self.lead_generator or "")
+        if not (self.lead_challenge and self.lead_confirmation and lead):
+            return self
+        if self.lead_challenge > self.lead_confirmation:
+            raise ValueError(f"lead_challenge ({self.lead_challenge}) is above lead_confirmation "
+                             f"({self.lead_confirmation}): no lead could be challenged")
+        weight = int(lead.options.get("weight", 1))
+        if self.lead_challenge - 1 > weight:
+            raise ValueError(f"lead_challenge ({self.lead_challenge}) is above the lead's weight + 1 ({weight + 1}): "
+                             "samples too few to challenge it could outvote a lead that stands")
+        return self
+
 
 class ConfidenceSettings(Section):
     """The thresholds of the confidence rules (askchain.pipeline.confidence; settings.yaml says why each)."""
