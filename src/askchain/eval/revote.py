@@ -124,7 +124,8 @@ def revote_table(out_dir: Path) -> str:
     if not lead_generator:
         raise DatasetError(f"{out_dir} ran without a lead generator: there is no lead to recount")
     lead_weight = int(settings["generators"][lead_generator]["options"].get("weight", 1))
-    samples = int(settings["generators"][settings["draft_generator"]]["n"])
+    draft_generator = settings["draft_generator"]
+    samples = int(settings["generators"][draft_generator]["n"])
     if int(settings.get("lead_confirmation", 0)) < samples:
         raise DatasetError(f"{out_dir} drew fewer than its {samples} draft samples beside the lead "
                            f"(lead_confirmation {settings.get('lead_confirmation')}): there is no whole draft to recount")
@@ -136,6 +137,6 @@ def revote_table(out_dir: Path) -> str:
     policies = [LeadPolicy(0, lead_weight)] + [LeadPolicy(k, w) for k in (1, 2, 3, None) for w in (1, 2, 3)]
     policies += [LeadPolicy(k, 2, c) for k, c in ((2, 2), (3, 2), (3, 3))]
     for policy in policies:
-        outcome = recount(records, policy, doubted, lead_weight, lead_generator, settings["draft_generator"], samples)
+        outcome = recount(records, policy, doubted, lead_weight, lead_generator, draft_generator, samples)
         lines.append(f"| {policy.label()} | {outcome.right:.1f} | {outcome.samples / max(outcome.questions, 1):.1f} |")
     return "\n".join(lines)

@@ -93,6 +93,13 @@ def test_every_time_window_is_valid_googlesql_on_the_local_dataset(eth_engine, e
     assert rows[0][0] >= 0
 
 
+def free_sql_settings(**pipeline):
+    """A scripted free-SQL run: no retrieved examples or values, no semantic lead, no answer in words."""
+    return get_settings().with_overrides(llm={"cache": False}, pipeline={
+        "examples_k": 0, "value_retrieval": False, "generators": {"semantic": {"enabled": False}}, "answer": False,
+        **pipeline})
+
+
 # The pipeline tests of rules the defaults switch off (settings.yaml, pipeline.rules_off) switch them back on.
 
 def test_the_pipeline_shows_the_definitions_and_says_how_it_read_the_question(eth_engine):
@@ -343,9 +350,7 @@ def test_the_pipeline_sends_a_query_breaking_a_domain_check_to_revision(eth_engi
     wrong = f"SELECT AVG(receipt_effective_gas_price) / 1e18 FROM {T} WHERE {YESTERDAY}"
     right = f"SELECT AVG(receipt_effective_gas_price) / 1e9 FROM {T} WHERE {YESTERDAY}"
     model = ScriptedModel({"direct": f"```sql\n{wrong}\n```", "revise": f"```sql\n{right}\n```"})
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
-                                             "generators": {"semantic": {"enabled": False}},
-                                                                             "answer": False})
+    settings = free_sql_settings()
     result = ask("What was the average gas price in gwei yesterday?", eth_engine, model=model, settings=settings)
     assert result.sql == right
     revise = next(r for r in model.requests if r.template == "revise")
@@ -365,9 +370,7 @@ def test_the_pipeline_drops_a_known_constant_the_question_does_not_call_for(eth_
               f"AND {LAST_7}")
     right = f"SELECT COUNT(*) AS events FROM {L} WHERE address = '{usdc}' AND {LAST_7}"
     model = ScriptedModel({"direct": f"```sql\n{copied}\n```"})
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"rules_off": [], "examples_k": 0, "value_retrieval": False,
-                                             "generators": {"semantic": {"enabled": False}},
-                                                                             "answer": False})
+    settings = free_sql_settings(rules_off=[])
     result = ask(f"How many events did the USDC contract ({usdc}) emit in the last 7 days?", eth_engine, model=model,
                  settings=settings)
     assert result.sql == right and not [r for r in model.requests if r.template == "revise"]
@@ -385,9 +388,7 @@ def test_the_pipeline_sends_an_unknown_constant_the_question_does_not_give_to_re
     copied = f"SELECT COUNT(*) AS events FROM {L} WHERE address = '0x{'cd' * 20}' AND {LAST_7}"
     right = f"SELECT COUNT(*) AS events FROM {L} WHERE address = '{usdc}' AND {LAST_7}"
     model = ScriptedModel({"direct": f"```sql\n{copied}\n```", "revise": f"```sql\n{right}\n```"})
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"rules_off": [], "examples_k": 0, "value_retrieval": False,
-                                             "generators": {"semantic": {"enabled": False}},
-                                                                             "answer": False})
+    settings = free_sql_settings(rules_off=[])
     result = ask(f"How many events did the USDC contract ({usdc}) emit in the last 7 days?", eth_engine, model=model,
                  settings=settings)
     assert result.sql == right
@@ -400,9 +401,7 @@ def test_a_constant_from_the_hint_or_asked_without_the_layer_is_not_sent_back(et
     semantic layer no entity was looked up, so no constant can be told copied."""
     sender = "0x" + "ab" * 20
     written = f"SELECT COUNT(*) AS txs FROM {T} WHERE from_address = '{sender}' AND {LAST_7}"
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
-                                             "generators": {"semantic": {"enabled": False}},
-                                                                             "answer": False})
+    settings = free_sql_settings()
     question = "How many transactions did the top sender send in the last 7 days?"
     for hint, layer in ((f"Earlier steps found: the top sender is {sender}", True), ("", False)):
         model = ScriptedModel({"direct": f"```sql\n{written}\n```"})
@@ -417,9 +416,7 @@ def test_the_pipeline_sends_an_amount_shown_in_wei_to_revision(eth_engine):
     wrong = f"SELECT eth_balance FROM {balances} WHERE address = '{address}'"
     right = f"SELECT eth_balance / 1e18 AS eth FROM {balances} WHERE address = '{address}'"
     model = ScriptedModel({"direct": f"```sql\n{wrong}\n```", "revise": f"```sql\n{right}\n```"})
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"rules_off": [], "examples_k": 0, "value_retrieval": False,
-                                             "generators": {"semantic": {"enabled": False}},
-                                                                             "answer": False})
+    settings = free_sql_settings(rules_off=[])
     result = ask(f"What is the ETH balance of {address}?", eth_engine, model=model, settings=settings)
     assert result.sql == right
     revise = next(r for r in model.requests if r.template == "revise")
@@ -436,9 +433,7 @@ def test_the_pipeline_writes_an_amount_a_power_of_ten_off_as_the_questions(eth_e
     question gives it."""
     wrong = f"SELECT COUNT(*) AS transactions FROM {T} WHERE value > 1000000000000000 AND {LAST_7}"
     right = f"SELECT COUNT(*) AS transactions FROM {T} WHERE value > 10 * 1e18 AND {LAST_7}"
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"rules_off": [], "examples_k": 0, "value_retrieval": False,
-                                             "generators": {"semantic": {"enabled": False}},
-                                                                             "answer": False})
+    settings = free_sql_settings(rules_off=[])
     question = "How many transactions in the last 7 days moved more than 10 ETH?"
     model = ScriptedModel({"direct": f"```sql\n{wrong}\n```"})
     result = ask(question, eth_engine, model=model, settings=settings)
@@ -467,9 +462,7 @@ def test_a_sample_naming_a_blocks_column_by_the_other_tables_convention_runs_wit
     sample answers at once instead of costing a revision."""
     written = f"SELECT COUNT(*) AS blocks FROM {B} WHERE DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)"
     model = ScriptedModel({"direct": f"```sql\n{written}\n```"})
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
-                                             "generators": {"semantic": {"enabled": False}},
-                                                                             "answer": False})
+    settings = free_sql_settings()
     result = ask("How many blocks were mined yesterday?", eth_engine, model=model, settings=settings)
     assert result.error is None and "DATE(timestamp)" in result.sql and result.rows[0][0] > 0
     assert [r.template for r in model.requests] == ["direct"]
@@ -484,9 +477,7 @@ def test_a_sample_naming_a_blocks_column_by_the_other_tables_convention_runs_wit
 def test_a_window_written_as_a_shorthand_runs_as_the_conventions_sql(eth_engine, sql):
     """The prompt teaches `DAY_AGO(block_timestamp, 1)` for yesterday; the sample's call is expanded before it runs,
     and the SQL returned is the full GoogleSQL. The methods that measure the model alone see the notes as they are."""
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
-                                             "generators": {"semantic": {"enabled": False}},
-                                                                             "answer": False})
+    settings = free_sql_settings()
     model = ScriptedModel({"direct": f"```sql\nSELECT COUNT(*) AS blocks FROM {B} WHERE DAY_AGO(timestamp, 1)\n```"})
     result = ask("How many blocks were mined yesterday?", eth_engine, model=model, settings=settings)
     assert result.sql == (f"SELECT COUNT(*) AS blocks FROM {B} WHERE DATE(timestamp) = DATE_SUB(CURRENT_DATE(), "
@@ -507,9 +498,7 @@ def test_a_window_of_the_models_own_runs_as_the_conventions_without_revision(eth
     convention's condition is written in its place before validation, so the sample runs without a revision."""
     written = (f"SELECT COUNTIF(receipt_status = 0) / COUNT(*) AS failed_share FROM {T} "
                "WHERE DATE(block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)")
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"rules_off": [], "examples_k": 0, "value_retrieval": False,
-                                             "generators": {"semantic": {"enabled": False}},
-                                                                             "answer": False})
+    settings = free_sql_settings(rules_off=[])
     model = ScriptedModel({"direct": f"```sql\n{written}\n```"})
     result = ask("What share of transactions failed in the last 7 days?", eth_engine, model=model, settings=settings)
     assert result.sql == f"SELECT COUNTIF(receipt_status = 0) / COUNT(*) AS failed_share FROM {T} WHERE {LAST_7}"
@@ -545,9 +534,7 @@ def test_a_ranked_answer_shows_the_measure_it_is_ranked_by(eth_engine):
     ranked by and did not show."""
     written = (f"SELECT EXTRACT(HOUR FROM timestamp) AS hour FROM {B} WHERE DATE(timestamp) = DATE_SUB(CURRENT_DATE(), "
                "INTERVAL 1 DAY) GROUP BY hour ORDER BY COUNT(*) DESC, hour LIMIT 1")
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
-                                             "generators": {"semantic": {"enabled": False}},
-                                                                             "answer": False})
+    settings = free_sql_settings()
     result = ask("In which hour were the most blocks mined yesterday?", eth_engine,
                  model=ScriptedModel({"direct": f"```sql\n{written}\n```"}), settings=settings)
     assert result.error is None and result.columns == ["hour", "count"] and result.rows[0][1] > 0
@@ -560,9 +547,7 @@ def test_an_address_compared_with_a_topic_is_padded_to_the_word(eth_engine, sql)
     transfer = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
     written = (f"SELECT COUNT(*) AS mints FROM {L} WHERE topics[SAFE_OFFSET(0)] = '{transfer}' "
                f"AND topics[SAFE_OFFSET(1)] = '0x{'0' * 40}'")
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"rules_off": [], "examples_k": 0, "value_retrieval": False,
-                                             "generators": {"semantic": {"enabled": False}},
-                                                                             "answer": False})
+    settings = free_sql_settings(rules_off=[])
     result = ask("How many Transfer events were mints?", eth_engine,
                  model=ScriptedModel({"direct": f"```sql\n{written}\n```"}), settings=settings)
     assert result.error is None and f"'0x{'0' * 64}'" in result.sql
@@ -579,9 +564,7 @@ def test_two_periods_compared_are_one_query_not_a_plan(eth_engine):
             "WHERE DATE(block_timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 14 DAY) AND DATE(block_timestamp) < "
             "CURRENT_DATE()")
     model = ScriptedModel({"direct": f"```sql\n{both}\n```"})
-    settings = get_settings().with_overrides(llm={"cache": False}, pipeline={"examples_k": 0, "value_retrieval": False,
-                                             "generators": {"semantic": {"enabled": False}},
-                                                                             "answer": False})
+    settings = free_sql_settings()
     result = ask("How many transactions were there in the last 7 days versus the 7 days before?", eth_engine,
                  model=model, settings=settings)
     assert result.columns == ["last_7_days", "previous_7_days"] and result.steps == []
