@@ -60,35 +60,6 @@ def test_a_rejected_query_is_asked_again_with_the_layers_reason(model, cfg):
     assert "rejected" in revision and "last_n_days" in revision
 
 
-def rejecting_first(message: str):
-    """A check that rejects the first query it sees, and records what it saw."""
-    seen: list[str] = []
-
-    def check(sql: str) -> list[str]:
-        seen.append(sql)
-        return [message] if len(seen) == 1 else []
-
-    return check, seen
-
-
-def test_a_query_the_checks_reject_is_asked_again_with_their_message(model, cfg):
-    ctx = context(model)
-    ctx.semantic.check, seen = rejecting_first("the question asks for a percentage (0-100)")
-    scripted = ScriptedModel([json.dumps(FAILED_SHARE), json.dumps({**FAILED_SHARE, "percent": True})])
-    (candidate,) = semantic(ctx, scripted, cfg, 1, None)
-    assert len(seen) == 2 and candidate.sql == seen[1] != seen[0]
-    revision = scripted.requests[1].messages[-1][1]
-    assert "its SQL fails a check: the question asks for a percentage (0-100)" in revision
-
-
-def test_a_checked_query_whose_revision_the_layer_rejects_stays_the_candidate(model, cfg):
-    ctx = context(model)
-    ctx.semantic.check, seen = rejecting_first("a check")
-    broken = {**FAILED_SHARE, "measures": ["no_such_measure"]}
-    (candidate,) = semantic(ctx, ScriptedModel([json.dumps(FAILED_SHARE), json.dumps(broken)]), cfg, 1, None)
-    assert candidate.sql == seen[0]  # still failing its check: the draft sees it fail validation
-
-
 def test_a_question_that_needs_sql_or_a_query_never_fixed_gives_no_candidate(model, cfg):
     assert semantic(context(model), ScriptedModel(['{"needs_sql": true}']), cfg, 1, None) == []
     broken = json.dumps({**FAILED_SHARE, "measures": ["no_such_measure"]})

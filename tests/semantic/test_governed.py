@@ -176,21 +176,12 @@ def test_the_reading_says_what_was_measured_and_how(semantic_model):
       "filters": [{"field": "status", "op": "=", "value": "failed"}]}, "not comparable"),
     ({"model": "transactions", "measures": ["transaction_count"], "rows": 3}, "rows"),
     ({"model": "transactions"}, "at least one dimension or measure"),
-    ({"model": "blocks", "measures": ["total_gas_used"], "limit": 3}, "limit 3 ranks rows, but measures without "
-     "dimensions are one row"),
 ])
 def test_a_rejected_query_says_why_in_one_line(query, reason, semantic_model):
     with pytest.raises(SemanticQueryError) as raised:
         semantic_model.compile(query)
     message = str(raised.value)
     assert reason in message and "\n" not in message
-
-
-def test_a_ranking_limit_needs_rows_to_rank_but_one_aggregate_row_may_take_limit_one(semantic_model):
-    listing = semantic_model.compile({"model": "blocks", "dimensions": ["number", "gas_used"], "limit": 3,
-                                      "order_by": [{"field": "gas_used", "direction": "desc"}]})
-    assert "LIMIT 3" in listing.sql
-    assert "LIMIT 1" in semantic_model.compile({"model": "blocks", "measures": ["block_count"], "limit": 1}).sql
 
 
 def test_a_query_in_percent_gives_fraction_measures_times_100(semantic_model):

@@ -7,7 +7,7 @@ llama.cpp's prompt cache reuses it; each stage appends only its own short instru
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from askchain.llm.base import Message
 from askchain.prompt_data import escape_text
@@ -43,9 +43,6 @@ class SemanticContext:
     matching: list[str] = field(default_factory=list)
     #: A multi-step question's answered steps by number, whose results a filter may take as its values.
     earlier: dict[int, EarlierStep] = field(default_factory=dict)
-    #: The static checks a compiled query must pass (their error messages; none: no check): a query they reject is
-    #: asked again with their message, as one the layer rejects is, before the draft's samples are drawn for it.
-    check: Callable[[str], list[str]] | None = None
 
 
 @dataclass

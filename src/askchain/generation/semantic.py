@@ -114,9 +114,9 @@ def reply_schema(model: SemanticModel) -> dict:
 
 def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, seed: int, execute) -> list[Candidate]:
     """Semantic queries compiled to SQL, each candidate carrying its reading (and its doubt, with one vote, where
-    askchain.generation.semantic_doubt finds it may not answer its question); a query the layer or the context's
-    checks reject is asked again (up to `revisions` times) with their own message. None where the database has no
-    semantic model or the model says the question needs SQL."""
+    askchain.generation.semantic_doubt finds it may not answer its question); a query the layer rejects is asked
+    again (up to `revisions` times) with the layer's own message. None where the database has no semantic model or the model says the
+    question needs SQL."""
     context = ctx.semantic
     if context is None:
         return []
@@ -128,12 +128,11 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
         if cfg.options.get("fit_to_question", True) else None
     candidates = []
     for text in completion.texts:
-        compiled, error = checked_reply(context, text, fit)
+        compiled, error = compile_reply(context.model, text, fit, context.earlier)
         for _ in range(int(cfg.options.get("revisions", 1)) if error else 0):
             text = model.complete(_revision(prompt, text, error), temperature=0.0, max_tokens=cfg.max_tokens,
                                   seed=seed, json_schema=schema).text
-            revised, error = checked_reply(context, text, fit)
-            compiled = revised or compiled  # a revision the layer rejects leaves the checked query to be seen failing
+            compiled, error = compile_reply(context.model, text, fit, context.earlier)
             if not error:
                 break
         if compiled is not None:  # the query as written is its reasoning; its reading says what it measures
@@ -141,14 +140,6 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
             candidates.append(Candidate(compiled.sql, GENERATOR, text.strip(), reading=compiled.reading, doubt=doubt,
                                         votes=1 if doubt else int(cfg.options.get("weight", 1))))
     return candidates
-
-
-def checked_reply(context: SemanticContext, text: str, fit: Callable[[dict], dict] | None):
-    """`compile_reply`, then the context's checks on the compiled SQL: (compiled query, the first check's message)
-    where one rejects it, so the reviser sees why, as it sees the layer's reason."""
-    compiled, error = compile_reply(context.model, text, fit, context.earlier)
-    failed = context.check(compiled.sql) if compiled is not None and context.check else []
-    return compiled, f"its SQL fails a check: {failed[0]}" if failed else error
 
 
 def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] | None = None,

@@ -334,18 +334,10 @@ def lead(state: State, run: Run, validate: Callable[[str], Findings]) -> tuple[l
     if not leads(run):
         return [], []
     name = run.settings.pipeline.lead_generator
-    made = GENERATORS[name](checked(state["context"], validate), run.models.creative,
-                            run.settings.pipeline.generators[name], run.settings.llm.seed, run.execute)
+    made = GENERATORS[name](state["context"], run.models.creative, run.settings.pipeline.generators[name],
+                            run.settings.llm.seed, run.execute)
     emit({"type": "candidates", "generator": name, "sql": [c.sql for c in made]})
     return made, execute_samples(made, [], validate, run)
-
-
-def checked(ctx: GenerationContext, validate: Callable[[str], Findings]) -> GenerationContext:
-    """The context with the draft's static checks for the semantic generator: a compiled lead they would reject is
-    revised at once with their message, not dropped after the samples were drawn to confirm it."""
-    if ctx.semantic is None:
-        return ctx
-    return replace(ctx, semantic=replace(ctx.semantic, check=lambda sql: validate(sql).errors))
 
 
 def draft(state: State, run: Run) -> StageOutput:

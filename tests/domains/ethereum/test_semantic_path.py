@@ -50,23 +50,6 @@ def test_a_question_the_semantic_model_does_not_answer_goes_to_free_sql(eth_engi
     assert {c["generator"] for c in result.candidates} == {"direct"}
 
 
-def test_a_lead_the_domains_checks_reject_is_revised_with_their_message_before_any_sample(eth_engine, settings):
-    """Counting every contract where the question counts ERC-721 ones fails the domain's check: the lead is asked
-    again with the check's message, and its revision leads (alone here: no free SQL is written)."""
-    every = {"model": "contracts", "measures": ["contract_count"], "dimensions": [],
-             "window": {"name": "last_n_days", "n": 7}}
-    nft = {**every, "measures": ["erc721_count"]}
-    revised = lambda request: "fails a check" in request.messages[-1][1]
-    scripted = ScriptedModel({"semantic": lambda request, i: json.dumps(nft if revised(request) else every)})
-    alone = settings.with_overrides(pipeline={"lead_confirmation": 0})
-    result = ask("How many ERC-721 contracts were created in the last 7 days?", eth_engine, model=scripted,
-                 settings=alone)
-    assert asked(scripted) == ["semantic", "semantic"]
-    assert revised(scripted.requests[1]) and "is_erc721" in scripted.requests[1].messages[-1][1]
-    assert result.error is None and "is_erc721" in result.sql
-    assert [c["generator"] for c in result.candidates] == ["semantic"]
-
-
 def test_the_methods_that_measure_the_model_alone_never_lead(eth_engine, settings):
     scripted = ScriptedModel({"direct": FREE_SQL})
     ask(QUESTION, eth_engine, method="baseline", model=scripted, settings=settings)

@@ -90,7 +90,6 @@ class SemanticModel:
         spec = self.specs.get(query.model)
         if spec is None:
             raise SemanticQueryError(f"unknown model '{query.model}'; the models are {', '.join(self.specs)}")
-        _rank_has_rows(query, spec)
         if query.percent:
             query, spec = _in_percent(query, spec), spec.in_percent()
         window = self._window_filter(spec, query)
@@ -119,16 +118,6 @@ class SemanticModel:
             needs = "takes its parameter n" if window.parameter else "takes no parameter"
             raise SemanticQueryError(f"window '{window.name}' {needs}")
         return [] if window.filter is None else [window.filter.format(time=spec.time, n=query.window.n)]
-
-
-def _rank_has_rows(query: SemanticQuery, spec: ModelSpec) -> None:
-    """A limit above one ranks rows; measures without a dimension are one row, so "the 5 blocks with the most gas"
-    written that way would answer with a single total. Rejected with what to add, for the model's revision."""
-    if query.limit and query.limit > 1 and query.measures and not query.dimensions:
-        raise SemanticQueryError(
-            f"limit {query.limit} ranks rows, but measures without dimensions are one row: add the dimension whose "
-            f"top {query.limit} the question asks for (an address, a token, a day...), or list the "
-            f"{spec.rows[0] if spec.rows else 'row'}s themselves by their dimensions, without measures")
 
 
 def _in_percent(query: SemanticQuery, spec: ModelSpec) -> SemanticQuery:
