@@ -29,11 +29,17 @@ BUILD = dict(days=90, scale=0.003, seed=4, end=date(2026, 11, 19))
 NOW = "2026-11-18 12:00:00"  # a Wednesday: "this week so far" spans three days, "this month so far" eighteen
 
 PAIRS = [json.loads(line) for line in get_domain("ethereum").eval_file.read_text().splitlines() if line.strip()]
-# Multi-step questions for the planner (issue 17), each file one split: the held-out set and the development set.
-# Their golds are checked like the bank's; the bank's size, split and family checks do not apply to them.
-MULTISTEP_FILES = {split: get_domain("ethereum").eval_file.with_name(name)
-                   for split, name in (("test", "multistep.jsonl"), ("dev", "multistep_dev.jsonl"))}
-MULTISTEP = [json.loads(line) for path in MULTISTEP_FILES.values() for line in path.read_text().splitlines() if line.strip()]
+# Question files beside the bank, each one split and never an example: the multi-step questions for the planner
+# (issue 17), held out and development, and the second development slice (questions written apart from the bank's
+# families, eval/README.md). Their golds are checked like the bank's; its size, split and family checks do not apply.
+# Each file: its split, and the prefixes of its ids and families.
+SIDE_FILES = {
+    "multistep.jsonl": ("test", "eth-multi-", "multistep."),
+    "multistep_dev.jsonl": ("dev", "eth-multi-dev-", "multistep_dev."),
+    "fresh_dev.jsonl": ("dev", "eth-fresh-", "fresh."),
+}
+SIDE = [json.loads(line) for name in SIDE_FILES
+        for line in get_domain("ethereum").eval_file.with_name(name).read_text().splitlines() if line.strip()]
 CATEGORIES = {"blocks", "transactions", "fees", "transfers", "tokens", "nfts", "contracts", "traces", "logs", "balances"}
 DIFFICULTIES = {"simple", "moderate", "challenging"}
 ORIGINAL_IDS = {f"eth-{n:03d}" for n in range(1, 74)}  # the first evaluation set, kept in the bank
@@ -115,7 +121,7 @@ def test_every_gold_keeps_the_domain_checks_its_question_calls_for(engine):
     rules = rules_for(get_domain("ethereum"))
     schema = engine.schema()
     flagged = {}
-    for pair in PAIRS + MULTISTEP:
+    for pair in PAIRS + SIDE:
         findings = validate_for_question(pair["gold_sql"], schema, pair["question"], rules,
                                          layer.match(pair["question"])).errors
         if findings:
@@ -206,7 +212,7 @@ def is_number(value) -> bool:
     return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
 
 
-@pytest.mark.parametrize("pair", PAIRS + MULTISTEP, ids=[p["id"] for p in PAIRS + MULTISTEP])
+@pytest.mark.parametrize("pair", PAIRS + SIDE, ids=[p["id"] for p in PAIRS + SIDE])
 def test_gold_answers(engine, pair):
     tree = pinned(pair["gold_sql"])
     rows = run(engine, tree)
@@ -241,20 +247,34 @@ def test_gold_answers(engine, pair):
                 assert a[keys[0]] != b[keys[0]], f"order_matters, but {a[keys[0]]!r} repeats in the first sort key"
 
 
-@pytest.mark.parametrize("split", MULTISTEP_FILES)
-def test_a_multistep_file_is_one_split_and_loads_as_it(split):
+@pytest.mark.parametrize("name", SIDE_FILES)
+def test_a_side_file_is_one_split_and_loads_as_it(name):
     """`askchain eval eth --questions <file> --split <split>` evaluates the whole file. Its questions are in no example
     pool, so evaluating them holds no split of the bank out: dev figures are made with the examples test figures are."""
     from askchain.eval.datasets import load_domain_questions
 
-    rows = [json.loads(line) for line in MULTISTEP_FILES[split].read_text().splitlines() if line.strip()]
-    ids, families = {"test": ("eth-multi-", "multistep."), "dev": ("eth-multi-dev-", "multistep_dev.")}[split]
+    path = get_domain("ethereum").eval_file.with_name(name)
+    split, ids, families = SIDE_FILES[name]
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     assert {r["split"] for r in rows} == {split}
     assert all(r["id"].startswith(ids) and r["family"].startswith(families) for r in rows)
     assert len({r["id"] for r in rows}) == len({r["family"] for r in rows}) == len(rows)  # each its own family
-    dataset = load_domain_questions("ethereum", MULTISTEP_FILES[split], split)
+    dataset = load_domain_questions("ethereum", path, split)
     assert [e.id for e in dataset.examples] == [r["id"] for r in rows]
     assert dataset.examples_held_out == ()
+
+
+@pytest.mark.slow
+def test_no_example_is_a_near_copy_of_a_side_question():
+    """The side files are evaluated with every pool and dev row retrievable, so none of their questions may be one of
+    those reworded."""
+    pytest.importorskip("sentence_transformers")
+    from askchain.retrieval.embedding import embed
+
+    examples = [p for p in PAIRS if p["split"] != "test"]
+    similarity = embed([p["question"] for p in examples]) @ embed([p["question"] for p in SIDE]).T
+    copies = [(examples[i]["id"], SIDE[j]["id"]) for i, j in zip(*(similarity >= NEAR_COPY).nonzero())]
+    assert copies == []
 
 
 @pytest.mark.slow
