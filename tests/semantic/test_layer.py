@@ -41,6 +41,14 @@ def test_patterns_fill_the_numbers_they_capture():
     assert reading.reading == "last 30 days = 30 full days"
 
 
+def test_a_count_may_be_written_in_words_and_is_read_as_digits():
+    layer = Layer([Entry(name="days", kind="convention", patterns=(r"\bpast\s+(?P<n>{count})\s+days\b",),
+                         definition="INTERVAL {n} DAY")])
+    assert [r.definition for r in layer.match("blocks over the past three days")] == ["INTERVAL 3 DAY"]
+    assert [r.definition for r in layer.match("blocks over the past 3 days")] == ["INTERVAL 3 DAY"]
+    assert layer.match("blocks over the past few days") == []
+
+
 #: One shorthand entry; a layer listing it as F and as f has two of one name.
 TWICE = "  - call: 'F({n})'\n    sql: '{n}'\n    note: n\n"
 

@@ -44,6 +44,7 @@ from sqlglot.errors import SqlglotError
 
 from askchain.db.dialects import parse_one
 from askchain.errors import ConfigError
+from askchain.numbers import NUMBER_WORDS
 from askchain.semantic.predicates import SAMPLE, PredicateError, build, query_or_none, validate
 
 Kind = Literal["metric", "entity", "convention"]
@@ -212,6 +213,8 @@ class Shorthand(BaseModel):
 SHORTHAND_PARAMETERS = {"column": r"`?[A-Za-z_][\w.]*`?", "n": r"\d+"}
 #: A parameter's place in a shorthand's call or SQL: `{column}`.
 PLACEHOLDER = re.compile(r"{(\w+)}")
+#: `{count}` in an entry's pattern: a count written in digits or in words ("the past three days"), read as digits.
+COUNT = r"(?:\d+|" + "|".join(NUMBER_WORDS) + ")"
 
 
 class KnownLiteral(BaseModel):
@@ -279,7 +282,8 @@ class Layer:
     labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._terms = [(entry, [_term_pattern(t) for t in entry.terms] + [re.compile(p, re.IGNORECASE) for p in entry.patterns])
+        self._terms = [(entry, [_term_pattern(t) for t in entry.terms]
+                        + [re.compile(_expanded(p), re.IGNORECASE) for p in entry.patterns])
                        for entry in self.entries]
 
     def match(self, question: str, limit: int = 8) -> list[Reading]:
@@ -294,7 +298,7 @@ class Layer:
         for entry, patterns in self._terms:
             hits = [hit for pattern in patterns for hit in pattern.finditer(question)]
             for i, hit in enumerate(hits if entry.kind == "convention" else hits[:1]):
-                values = {k: v for k, v in hit.groupdict().items() if v is not None}
+                values = {k: str(NUMBER_WORDS.get(v.lower(), v)) for k, v in hit.groupdict().items() if v is not None}
                 (later if i else first).append((hit.start(), hit.end(), Reading(entry, values)))
         chosen: list[tuple[int, int, Reading]] = []
         for found in (first, later):
@@ -310,6 +314,11 @@ class Layer:
     def units_by_column(self) -> dict[str, Unit]:
         """The unit of each base-unit column ("table.column", lower case)."""
         return {column.lower(): unit for unit in self.units for column in unit.columns}
+
+
+def _expanded(pattern: str) -> str:
+    """An entry's pattern with its `{count}` written out."""
+    return pattern.replace("{count}", COUNT)
 
 
 def _term_pattern(term: str) -> re.Pattern:
@@ -343,7 +352,7 @@ def load_layer(path: Path) -> Layer:
         grounded = GroundedLiterals(**data["grounded_literals"]) if data.get("grounded_literals") else None
     except (OSError, yaml.YAMLError, TypeError, AttributeError, ValidationError) as exc:
         raise ConfigError(f"semantic layer {path} is invalid: {str(exc).splitlines()[0]}") from exc
-    patterns = [(f"entry {entry.name}", pattern) for entry in entries for pattern in entry.patterns]
+    patterns = [(f"entry {entry.name}", _expanded(pattern)) for entry in entries for pattern in entry.patterns]
     patterns += [(f"unit {unit.name}", unit.asked_for) for unit in units]
     patterns += [("grounded_literals", grounded.pattern)] if grounded else []
     for owner, pattern in patterns:

@@ -42,6 +42,14 @@ LAYER = get_domain("ethereum").semantic_layer()
     ("What was the deepest call nesting yesterday?", {"call_depth", "yesterday"}),
     ("How many distinct token ids of BAYC were transferred?", {"token_id", "nft_BAYC"}),
     ("Transactions in the last 7 days versus the 7 days before", {"last_n_days", "period_comparison"}),
+    # a window's other wordings: not today, not two periods, not block fullness
+    ("How many logs were emitted on each of the 7 days before today?", {"each_day", "event_logs", "last_n_days"}),
+    ("Transactions in the 30 full UTC days before today", {"last_n_days"}),
+    ("Transactions during the trailing 30 days", {"last_n_days"}),
+    ("Blocks per hour over the past three days", {"per_hour", "last_n_days"}),
+    ("Blocks over the past fortnight", {"last_fortnight"}),
+    ("How full were blocks in the previous full week?", {"block_fullness", "previous_full_week"}),
+    ("How many blocks so far today?", {"today"}),
     ("Gas used by ERC-20 contracts versus ERC-721 contracts", {"gas_used", "fungible", "nft"}),  # two kinds, one period
     ("Senders in the previous full week (Monday to Sunday)", {"previous_full_week"}),
     ("Blocks per day with the change from the previous day", {"per_day", "day_over_day"}),
