@@ -135,7 +135,8 @@ def revote_table(out_dir: Path) -> str:
              f"draft samples); a doubted lead: {doubted.label()}", "",
              "| the lead's policy | right (expected) | draft samples drawn (mean) |", "|---|---:|---:|"]
     policies = [LeadPolicy(0, lead_weight)] + [LeadPolicy(k, w) for k in (1, 2, 3, None) for w in (1, 2, 3)]
-    policies += [LeadPolicy(k, 2, c) for k, c in ((2, 2), (3, 2), (3, 3))]
+    # challenged leads at each weight the setting allows (lead_challenge - 1 <= the lead's weight)
+    policies += [LeadPolicy(k, w, c) for w in (1, 2) for k, c in ((2, 2), (3, 2), (3, 3)) if c - 1 <= w]
     for policy in policies:
         outcome = recount(records, policy, doubted, lead_weight, lead_generator, draft_generator, samples)
         lines.append(f"| {policy.label()} | {outcome.right:.1f} | {outcome.samples / max(outcome.questions, 1):.1f} |")
