@@ -81,7 +81,7 @@ def test_nested_keys_merge_at_every_level(settings_from, tmp_path):
     ({"ASKCHAIN_PIPELINE__MAX_REVISIONS": "-1"}, None, "pipeline.max_revisions: Input should be greater than"),
     ({"ASKCHAIN_PIPELINE__LEAD_CONFIRMATION": "-2"}, None, "lead_confirmation"),
     ({"ASKCHAIN_PIPELINE__LEAD_CHALLENGE": "3"}, None, "lead_challenge (3) is above lead_confirmation (2)"),
-    ({}, {"pipeline": {"lead_confirmation": 4, "lead_challenge": 4}}, "above the lead's weight + 1 (3)"),
+    ({}, {"pipeline": {"lead_confirmation": 4, "lead_challenge": 4}}, "above the lead's weight + 1 (2)"),
     ({}, {"pipeline": {"majority_margin": -1}}, "majority_margin"),
     ({}, {"confidence": {"min_coverage": 1.5}}, "min_coverage"),
     ({}, {"methods": {"mine": {"max_revisons": 2}}}, "methods.mine.max_revisons: Extra inputs"),
