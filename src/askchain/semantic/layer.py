@@ -133,7 +133,8 @@ def parsed_tree(sql: str, dialect: str | None) -> exp.Expression | None:
 
 
 class Entry(BaseModel):
-    """One definition; `terms` are plain phrases matched as whole words, `patterns` regular expressions."""
+    """One definition; `terms` are plain phrases matched as whole words, `patterns` regular expressions (`{count}`
+    in one: a count in digits or in words)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
