@@ -153,15 +153,18 @@ def test_no_example_is_a_near_copy_of_a_held_out_question(held_out):
     """Families are held out by intent, which no test can decide; an example worded almost like a held-out question
     is a sibling by any reading, and retrieval (which embeds questions the same way) would find it. Test questions
     are never examples; dev questions are not while dev is evaluated."""
+    shown = {"test": ("pool", "dev"), "dev": ("pool",)}[held_out]
+    examples = [p for p in PAIRS if p["split"] in shown]
+    assert near_copies(examples, [p for p in PAIRS if p["split"] == held_out]) == []
+
+
+def near_copies(examples: list[dict], held: list[dict]) -> list[tuple[str, str]]:
+    """(example id, held-out id) of each pair of questions worded almost alike, as retrieval embeds them."""
     pytest.importorskip("sentence_transformers")
     from askchain.retrieval.embedding import embed
 
-    shown = {"test": ("pool", "dev"), "dev": ("pool",)}[held_out]
-    examples = [p for p in PAIRS if p["split"] in shown]
-    held = [p for p in PAIRS if p["split"] == held_out]
     similarity = embed([p["question"] for p in examples]) @ embed([p["question"] for p in held]).T  # unit vectors
-    copies = [(examples[i]["id"], held[j]["id"]) for i, j in zip(*(similarity >= NEAR_COPY).nonzero())]
-    assert copies == []
+    return [(examples[i]["id"], held[j]["id"]) for i, j in zip(*(similarity >= NEAR_COPY).nonzero())]
 
 
 def test_families_gather_siblings():
@@ -268,13 +271,7 @@ def test_a_side_file_is_one_split_and_loads_as_it(name):
 def test_no_example_is_a_near_copy_of_a_side_question():
     """The side files are evaluated with every pool and dev row retrievable, so none of their questions may be one of
     those reworded."""
-    pytest.importorskip("sentence_transformers")
-    from askchain.retrieval.embedding import embed
-
-    examples = [p for p in PAIRS if p["split"] != "test"]
-    similarity = embed([p["question"] for p in examples]) @ embed([p["question"] for p in SIDE]).T
-    copies = [(examples[i]["id"], SIDE[j]["id"]) for i, j in zip(*(similarity >= NEAR_COPY).nonzero())]
-    assert copies == []
+    assert near_copies([p for p in PAIRS if p["split"] != "test"], SIDE) == []
 
 
 @pytest.mark.slow
