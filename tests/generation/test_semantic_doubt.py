@@ -8,7 +8,8 @@ import json
 import pytest
 
 from askchain.domain import get_domain
-from askchain.generation.semantic_doubt import naming_words, reason_to_doubt, stem, without_unnamed_measures
+from askchain.generation.semantic_doubt import (
+    naming_words, reason_to_doubt, stem, without_grouped_counts, without_unnamed_measures)
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +82,7 @@ def test_no_verified_example_is_doubted(model):
     doubted = {row["id"]: reason_to_doubt(model, row["query"], row["question"]) for row in rows}
     assert {key: reason for key, reason in doubted.items() if reason} == {}
     assert [row["id"] for row in rows if without_unnamed_measures(model, row["query"], row["question"]) != row["query"]] == []
+    assert [row["id"] for row in rows if without_grouped_counts(model, row["query"]) != row["query"]] == []
 
 
 @pytest.mark.parametrize("condition, doubted", [
@@ -114,3 +116,15 @@ def test_an_unnamed_measure_beside_a_named_one_is_dropped_and_one_alone_is_left_
     assert without_unnamed_measures(model, extra, question) == {**query("blocks", "eth_burned"), "order_by": []}
     alone = query("blocks", "avg_gas_used")
     assert without_unnamed_measures(model, alone, question) == alone and reason_to_doubt(model, alone, question)
+
+
+def test_a_count_of_the_grouped_dimensions_own_values_is_dropped_beside_another_measure(model):
+    """Distinct tokens per token is 1 on every row; distinct tokens per day, or alone, is a question of its own."""
+    by_token = {**query("token_transfers", "transfer_count", "distinct_tokens"), "dimensions": ["token_address"],
+                "order_by": [{"field": "distinct_tokens", "direction": "desc"}]}
+    assert without_grouped_counts(model, by_token) == {
+        **query("token_transfers", "transfer_count"), "dimensions": ["token_address"], "order_by": []}
+    by_day = {**by_token, "dimensions": ["day"]}
+    assert without_grouped_counts(model, by_day) == by_day
+    alone = {**query("token_transfers", "distinct_tokens"), "dimensions": ["token_address"]}
+    assert without_grouped_counts(model, alone) == alone

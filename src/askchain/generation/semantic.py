@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from askchain.errors import SemanticQueryError, describe
 from askchain.generation.candidates import Candidate
 from askchain.generation.context import SemanticContext, SemanticExample
-from askchain.generation.semantic_doubt import reason_to_doubt, without_unnamed_measures
+from askchain.generation.semantic_doubt import (
+    reason_to_doubt, without_grouped_counts, without_unnamed_measures)
 from askchain.generation.semantic_fit import TIME_DIMENSIONS, fitted
 from askchain.prompt_data import escape_text
 from askchain.prompts import load_prompt
@@ -124,7 +125,8 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
     schema = reply_schema(context.model)
     completion = model.complete(prompt, temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=cfg.max_tokens,
                                 n=cfg.n, seed=seed, json_schema=schema)
-    fit = (lambda query: without_unnamed_measures(context.model, fitted(query, ctx.question), ctx.question)) \
+    fit = (lambda query: without_unnamed_measures(
+        context.model, without_grouped_counts(context.model, fitted(query, ctx.question)), ctx.question)) \
         if cfg.options.get("fit_to_question", True) else None
     candidates = []
     for text in completion.texts:

@@ -162,6 +162,27 @@ def without_unnamed_measures(model: SemanticModel, query: dict, question: str) -
     return {**query, "measures": named, **({"order_by": order} if "order_by" in query else {})}
 
 
+#: A measure counting one column's distinct values (`_.token_address.nunique()`): the column's expression.
+_DISTINCT_COUNT = re.compile(r"^\s*(?P<column>_\.\w+)\.nunique\(\)\s*$")
+
+
+def without_grouped_counts(model: SemanticModel, query: dict) -> dict:
+    """`query` without a measure counting the distinct values of a dimension it groups by, where another measure
+    stays: "top tokens by transfers" names tokens, and distinct tokens per token is 1 on every row."""
+    spec = model.specs.get(query.get("model", ""))
+    measures, dimensions = query.get("measures"), query.get("dimensions")
+    if spec is None or not isinstance(measures, list) or not isinstance(dimensions, list):
+        return query
+    grouped = {spec.dimensions[d].expr.strip() for d in dimensions if d in spec.dimensions}
+    counted = {m for m in measures if m in spec.measures
+               and (match := _DISTINCT_COUNT.match(spec.measures[m].expr)) and match["column"] in grouped}
+    if not counted or len(counted) == len(measures):
+        return query
+    order = [o for o in query.get("order_by") or [] if not isinstance(o, dict) or o.get("field") not in counted]
+    return {**query, "measures": [m for m in measures if m not in counted],
+            **({"order_by": order} if "order_by" in query else {})}
+
+
 #: The rules, each (model spec, query, question) -> why it doubts the query, or "".
 RULES: tuple[Callable[[ModelSpec, dict, str], str], ...] = (
     unnamed_measure, aggregated_listing, unnamed_filter, uncounted_window)

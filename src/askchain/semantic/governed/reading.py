@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Field:
-    """A measure or a dimension: its description, unit, synonyms, the label a reading names it by, and the
-    well-known values (address or symbol and name) its metadata points to."""
+    """A measure or a dimension: its description, unit, synonyms, the label a reading names it by, the
+    well-known values (address or symbol and name) its metadata points to, and its expression as the YAML writes it."""
 
     name: str
     description: str
@@ -26,6 +26,7 @@ class Field:
     label: str
     synonyms: tuple[str, ...] = ()
     known_values: tuple[dict, ...] = ()
+    expr: str = ""
 
     @classmethod
     def of(cls, name: str, config: Any, known: dict) -> Field:
@@ -35,6 +36,7 @@ class Field:
             name=name, description=config.get("description") or "", unit=metadata.get("unit", ""),
             label=metadata.get("label") or name.replace("_", " "), synonyms=tuple(metadata.get("synonyms") or ()),
             known_values=_known_values(metadata.get("well_known") or (), known, name),
+            expr=str(config.get("expr") or ""),
         )
 
     def entry(self) -> dict:
