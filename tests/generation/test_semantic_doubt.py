@@ -128,3 +128,10 @@ def test_a_count_of_the_grouped_dimensions_own_values_is_dropped_beside_another_
     assert without_grouped_counts(model, by_day) == by_day
     alone = {**query("token_transfers", "distinct_tokens"), "dimensions": ["token_address"]}
     assert without_grouped_counts(model, alone) == alone
+
+
+@pytest.mark.parametrize("dimension, doubted", [("to_address", True), ("from_address", False)])
+def test_a_count_of_the_grouped_dimensions_own_values_alone_is_doubted(model, dimension, doubted):
+    question = "Which 5 addresses sent USDC to the most distinct receivers?"
+    grouped = {**query("token_transfers", "distinct_receivers"), "dimensions": [dimension]}
+    assert ("1 on every row" in reason_to_doubt(model, grouped, question)) is doubted

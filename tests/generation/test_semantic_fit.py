@@ -9,8 +9,9 @@ import pytest
 
 from askchain.domain import get_domain
 from askchain.generation.semantic_fit import (
-    RULES, every_row_unless_a_count_is_asked, fitted, one_row_only_when_ranked, percent_when_a_percentage_is_asked,
-    series_in_time_order, total_unless_a_series_is_asked, whole_table_unless_a_time_is_named,
+    RULES, every_row_unless_a_count_is_asked, fitted, in_the_window_named, one_row_only_when_ranked,
+    percent_when_a_percentage_is_asked, series_in_time_order, total_unless_a_series_is_asked,
+    whole_table_unless_a_time_is_named,
 )
 
 PER_DAY = {"model": "transactions", "measures": ["total_value_eth"], "dimensions": ["day"],
@@ -117,3 +118,17 @@ def test_a_fraction_stays_a_fraction(question):
                                       "Block fullness yesterday in %"])
 def test_a_percentage_asked_for_is_given_in_percent(question):
     assert percent_when_a_percentage_is_asked(FULLNESS, question)["percent"] is True
+
+
+FORTNIGHT = {"name": "last_n_days", "n": 14}
+
+
+@pytest.mark.parametrize("written", [{"name": "last_month"}, {"name": "last_n_days", "n": 28}, None, {"name": "none"}])
+def test_the_window_the_question_names_replaces_one_picked_by_habit(written):
+    assert in_the_window_named({**LOGS, "window": written}, FORTNIGHT) == {**LOGS, "window": FORTNIGHT}
+
+
+def test_a_query_filtering_on_time_itself_or_a_question_naming_no_one_period_keeps_its_window():
+    since = {**LOGS, "window": None, "filters": [{"field": "block_time", "op": ">=", "value": "2025-03-01"}]}
+    assert in_the_window_named(since, FORTNIGHT) == since
+    assert in_the_window_named(LOGS, None) == LOGS

@@ -43,6 +43,8 @@ class SemanticContext:
     matching: list[str] = field(default_factory=list)
     #: A multi-step question's answered steps by number, whose results a filter may take as its values.
     earlier: dict[int, EarlierStep] = field(default_factory=dict)
+    #: The one governed window the question's words name (askchain.semantic.layer.named_window), or None.
+    window: dict | None = None
 
 
 @dataclass

@@ -18,7 +18,7 @@ from askchain.generation.candidates import Candidate
 from askchain.generation.context import SemanticContext, SemanticExample
 from askchain.generation.semantic_doubt import (
     reason_to_doubt, without_grouped_counts, without_unnamed_measures)
-from askchain.generation.semantic_fit import TIME_DIMENSIONS, fitted
+from askchain.generation.semantic_fit import TIME_DIMENSIONS, fitted, in_the_window_named
 from askchain.prompt_data import escape_text
 from askchain.prompts import load_prompt
 
@@ -125,9 +125,7 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
     schema = reply_schema(context.model)
     completion = model.complete(prompt, temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=cfg.max_tokens,
                                 n=cfg.n, seed=seed, json_schema=schema)
-    fit = (lambda query: without_unnamed_measures(
-        context.model, without_grouped_counts(context.model, fitted(query, ctx.question)), ctx.question)) \
-        if cfg.options.get("fit_to_question", True) else None
+    fit = (lambda query: fitted_to(context, query, ctx.question)) if cfg.options.get("fit_to_question", True) else None
     candidates = []
     for text in completion.texts:
         compiled, error = compile_reply(context.model, text, fit, context.earlier)
@@ -142,6 +140,15 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
             candidates.append(Candidate(compiled.sql, GENERATOR, text.strip(), reading=compiled.reading, doubt=doubt,
                                         votes=1 if doubt else int(cfg.options.get("weight", 1))))
     return candidates
+
+
+def fitted_to(context: SemanticContext, query: dict, question: str) -> dict:
+    """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period they name, and
+    without measures nobody asked for (askchain.generation.semantic_doubt)."""
+    spec = context.model.specs.get(query.get("model", "")) if isinstance(query, dict) else None
+    query = fitted(query, question)
+    query = in_the_window_named(query, context.window if spec is not None and spec.time else None)
+    return without_unnamed_measures(context.model, without_grouped_counts(context.model, query), question)
 
 
 def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] | None = None,

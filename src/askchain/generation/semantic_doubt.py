@@ -8,7 +8,8 @@ the compiled SQL then runs to plausible rows that no check of the SQL can fault.
   instead of listing the rows' own columns;
 - it filters on a field the question names by no word, with a value the question does not write (a year nobody
   asked for, a token flag on a question about NFT contracts);
-- its window counts days or hours the question never counts (365 days for "after 1 December").
+- its window counts days or hours the question never counts (365 days for "after 1 December");
+- its measure counts the distinct values of a dimension it groups by (distinct receivers per receiver: 1 a row).
 
 A doubted lead does not answer alone: askchain.pipeline.stages.draft asks free-SQL samples to confirm its result
 (`doubted_lead_confirmation`).
@@ -166,26 +167,36 @@ def without_unnamed_measures(model: SemanticModel, query: dict, question: str) -
 _DISTINCT_COUNT = re.compile(r"^\s*(?P<column>_\.\w+)\.nunique\(\)\s*$")
 
 
-def without_grouped_counts(model: SemanticModel, query: dict) -> dict:
-    """`query` without a measure counting the distinct values of a dimension it groups by, where another measure
-    stays: "top tokens by transfers" names tokens, and distinct tokens per token is 1 on every row."""
-    spec = model.specs.get(query.get("model", ""))
+def grouped_counts(spec: ModelSpec, query: dict) -> set[str]:
+    """The measures of `query` that count the distinct values of a dimension it groups by: 1 on every row."""
     measures, dimensions = query.get("measures"), query.get("dimensions")
-    if spec is None or not isinstance(measures, list) or not isinstance(dimensions, list):
-        return query
+    if not isinstance(measures, list) or not isinstance(dimensions, list):
+        return set()
     grouped = {spec.dimensions[d].expr.strip() for d in dimensions if d in spec.dimensions}
-    counted = {m for m in measures if m in spec.measures
-               and (match := _DISTINCT_COUNT.match(spec.measures[m].expr)) and match["column"] in grouped}
-    if not counted or len(counted) == len(measures):
+    return {m for m in measures if m in spec.measures
+            and (match := _DISTINCT_COUNT.match(spec.measures[m].expr)) and match["column"] in grouped}
+
+
+def without_grouped_counts(model: SemanticModel, query: dict) -> dict:
+    """`query` without its grouped counts where another measure stays: "top tokens by transfers" names tokens, and
+    distinct tokens per token is 1 on every row. A query of grouped counts alone is left to `counts_its_own_group`."""
+    spec = model.specs.get(query.get("model", ""))
+    counted = grouped_counts(spec, query) if spec else set()
+    if not counted or len(counted) == len(query["measures"]):
         return query
     order = [o for o in query.get("order_by") or [] if not isinstance(o, dict) or o.get("field") not in counted]
-    return {**query, "measures": [m for m in measures if m not in counted],
+    return {**query, "measures": [m for m in query["measures"] if m not in counted],
             **({"order_by": order} if "order_by" in query else {})}
+
+
+def counts_its_own_group(spec: ModelSpec, query: dict, question: str) -> str:
+    counted = sorted(grouped_counts(spec, query))
+    return f"{', '.join(counted)} is 1 on every row of a query grouped by what it counts" if counted else ""
 
 
 #: The rules, each (model spec, query, question) -> why it doubts the query, or "".
 RULES: tuple[Callable[[ModelSpec, dict, str], str], ...] = (
-    unnamed_measure, aggregated_listing, unnamed_filter, uncounted_window)
+    unnamed_measure, aggregated_listing, unnamed_filter, uncounted_window, counts_its_own_group)
 
 
 def reason_to_doubt(model: SemanticModel, query: dict, question: str) -> str:

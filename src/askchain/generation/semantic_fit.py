@@ -11,6 +11,8 @@ question never asks for. Each rule is one function over the query (a dict as the
 - A limit of one row is dropped where the query has no dimension (its one aggregate row needs none) or the
   question ranks nothing ("per day over the last 7 days" is every day, not the first).
 - A question asking for a percentage gets its fraction measures in percent (0-100; the layer's twin of each).
+- A question naming one period ("yesterday", "the past fortnight") gets that period's window (`in_the_window_named`,
+  which takes the window besides the question and is applied by askchain.generation.semantic).
 """
 
 from __future__ import annotations
@@ -97,6 +99,20 @@ def percent_when_a_percentage_is_asked(query: dict, question: str) -> dict:
     if not ASKS_FOR_PERCENT.search(question) or ASKS_FOR_FRACTION.search(question):
         return query
     return {**query, "percent": True}
+
+
+def in_the_window_named(query: dict, window: dict | None) -> dict:
+    """The window the question's own words name (askchain.semantic.layer.named_window: "the past fortnight" is the
+    last 14 days), in place of one the model picked by habit (last month, 28 days); a query without a window takes
+    it unless it filters on a time itself. `window` is None for a question naming no one period, or a model without
+    an event time."""
+    current = query.get("window")
+    if not window or current == window:
+        return query
+    if not (isinstance(current, dict) and current.get("name") not in (None, "none")) and any(
+            isinstance(f, dict) and f.get("field") in TIME_DIMENSIONS for f in query.get("filters") or ()):
+        return query
+    return {**query, "window": dict(window)}
 
 
 #: The rules, applied in order.

@@ -38,7 +38,7 @@ from askchain.retrieval.schema import estimate_tokens, link_schema
 from askchain.rules.analysis import Analysis
 from askchain.rules.base import Findings, Rule, repair_all
 from askchain.rules.registry import repairs, rules_for
-from askchain.semantic import Layer, Reading, Shorthand
+from askchain.semantic import Layer, Reading, Shorthand, named_window
 
 StageOutput = tuple[dict[str, Any], dict[str, Any]]
 
@@ -239,8 +239,10 @@ def semantic_context(question: str, run: Run) -> SemanticContext | None:
     examples = load_examples(domain.semantic_examples_file, domain.example_files)
     k = int(run.settings.pipeline.generators[run.settings.pipeline.lead_generator].options.get("examples", 4))
     model = domain.semantic_model()
+    layer = domain.semantic_layer()
     return SemanticContext(model, nearest_examples(question, examples, k), matching_names(model, question, k=6),
-                           earlier=earlier_steps(run.earlier))
+                           earlier=earlier_steps(run.earlier),
+                           window=named_window(layer.match(question)) if layer else None)
 
 
 def earlier_steps(done: Sequence[StepResult]) -> dict:

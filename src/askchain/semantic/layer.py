@@ -53,13 +53,15 @@ Tree = Callable[[], "exp.Expression | None"]
 
 
 class Spec(dict):
-    """A tree predicate as written, hashed by its JSON: an entry holding one hashes like any other."""
+    """A mapping as written (a tree predicate, a window), hashed by its JSON: an entry holding one hashes like any
+    other."""
 
     def __hash__(self) -> int:  # type: ignore[override]
         return hash(json.dumps(self, sort_keys=True, default=str))
 
 
 Predicate = Annotated[dict[str, Any], AfterValidator(Spec)]
+Window = Predicate  # a governed window as written: {name, n}, hashed alike
 
 
 class Check(BaseModel):
@@ -156,6 +158,11 @@ class Entry(BaseModel):
     #: The reading answers the question in one query (two periods compared side by side in one row), so the planner's
     #: rule (`planner: rules`) does not split it into steps whose rows the answer would have to put together.
     single_query: bool = False
+    #: A time convention's window in the domain's governed semantic model (`{name, n}`; `n` may be "{n}", the
+    #: pattern's count): a semantic query on a question naming this one period takes it (askchain.generation.semantic).
+    window: Window | None = None
+    #: The question sets periods against each other ("the week before", "day over day"): no one window is its own.
+    compares_periods: bool = False
 
 
 class Unit(BaseModel):
@@ -261,6 +268,14 @@ class Reading:
     def reading(self) -> str:
         return self.entry.reading.format(**self.values) if self.values else self.entry.reading
 
+    @property
+    def window(self) -> dict[str, Any] | None:
+        """The governed window the entry names, its count filled in from the question ("the past 14 days": 14)."""
+        if not self.entry.window:
+            return None
+        return {key: int(value.format(**self.values)) if isinstance(value, str) and key == "n" else value
+                for key, value in self.entry.window.items()}
+
     def findings(self, sql: str, dialect: str | None = None, tree: Tree | None = None) -> list[str]:
         """What `sql` gets wrong about this entry, each saying the fix. The checks on the tree read `tree` (by
         default, `sql` parsed in `dialect` on first use)."""
@@ -315,6 +330,15 @@ class Layer:
     def units_by_column(self) -> dict[str, Unit]:
         """The unit of each base-unit column ("table.column", lower case)."""
         return {column.lower(): unit for unit in self.units for column in unit.columns}
+
+
+def named_window(readings: list[Reading]) -> dict[str, Any] | None:
+    """The one governed window a question's readings name, or None where they name none, several, or set periods
+    against each other."""
+    if any(reading.entry.compares_periods for reading in readings):
+        return None
+    windows = {json.dumps(window, sort_keys=True) for reading in readings if (window := reading.window)}
+    return json.loads(windows.pop()) if len(windows) == 1 else None
 
 
 def _expanded(pattern: str) -> str:

@@ -12,6 +12,7 @@ from askchain import ask
 from askchain.config import get_settings
 from askchain.domain import get_domain
 from askchain.llm.fake import ScriptedModel
+from askchain.semantic import named_window
 
 LAYER = get_domain("ethereum").semantic_layer()
 
@@ -577,3 +578,31 @@ def test_two_periods_compared_are_one_query_not_a_plan(eth_engine):
                  model=model, settings=settings)
     assert result.columns == ["last_7_days", "previous_7_days"] and result.steps == []
     assert "plan" not in {request.template for request in model.requests}
+
+
+@pytest.mark.parametrize("entry", [e for e in LAYER.entries if e.window], ids=lambda e: e.name)
+def test_every_time_conventions_governed_window_counts_the_rows_its_condition_does(eth_engine, entry):
+    """A semantic query given the window a question's words name (askchain.semantic.layer.named_window) reads the
+    period the free-SQL convention reads."""
+    model = get_domain("ethereum").semantic_model()
+    window = {key: 7 if value == "{n}" else value for key, value in entry.window.items()}
+    governed = model.compile({"model": "transactions", "measures": ["transaction_count"], "window": window}).sql
+    condition = WINDOW.match(entry.definition.format(n=7)).group(1)
+    convention = f"SELECT COUNT(*) FROM `bigquery-public-data.crypto_ethereum.transactions` WHERE {condition}"
+    assert eth_engine.execute(governed).rows[0][0] == eth_engine.execute(convention).rows[0][0]
+
+
+@pytest.mark.parametrize("question, window", [
+    ("Which hour saw the most USDC transfers over the past fortnight?", {"name": "last_n_days", "n": 14}),
+    ("How many contracts were created in the three days before today?", {"name": "last_n_days", "n": 3}),
+    ("How many blocks were produced during the trailing 30 days?", {"name": "last_n_days", "n": 30}),
+    ("How much gas was used in the past 24 hours?", {"name": "last_n_hours", "n": 24}),
+    ("How many transactions failed yesterday?", {"name": "yesterday"}),
+    ("How many blocks in the previous full week?", {"name": "last_n_weeks", "n": 1}),
+    ("How many blocks yesterday, and how many the same weekday a week before?", None),  # two periods
+    ("Blocks per day last week compared with the week before", None),
+    ("How many blocks yesterday and in the last 7 days?", None),  # two windows: none is the question's
+    ("Which addresses hold the most ETH?", None),
+])
+def test_a_question_naming_one_period_names_its_governed_window(question, window):
+    assert named_window(LAYER.match(question)) == window

@@ -41,6 +41,16 @@ def test_a_semantic_query_that_runs_is_the_answer_and_no_sql_is_sampled_when_it_
     assert [c["generator"] for c in result.candidates] == ["semantic"]
 
 
+def test_a_semantic_query_takes_the_one_period_its_question_names(eth_engine, settings):
+    """"the past fortnight" is the last 14 days, whatever window the model picked by habit."""
+    scripted = ScriptedModel({"semantic": json.dumps({**FAILED_SHARE, "window": {"name": "last_month"}})})
+    alone = settings.with_overrides(pipeline={"lead_confirmation": 0})
+    result = ask("What share of transactions failed over the past fortnight?", eth_engine, model=scripted,
+                 settings=alone)
+    assert result.error is None and "INTERVAL '14' DAY" in result.sql.replace("INTERVAL 14 DAY", "INTERVAL '14' DAY")
+    assert any("the 14 full UTC days before today" in reading for reading in result.readings)
+
+
 @pytest.mark.parametrize("reply", ['{"needs_sql": true}', json.dumps({**FAILED_SHARE, "measures": ["no_such_one"]})])
 def test_a_question_the_semantic_model_does_not_answer_goes_to_free_sql(eth_engine, settings, reply):
     scripted = ScriptedModel({"semantic": reply, "direct": FREE_SQL})
