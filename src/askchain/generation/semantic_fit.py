@@ -106,8 +106,7 @@ def in_the_window_named(query: dict, window: dict | None) -> dict:
     last 14 days), in place of one the model picked by habit (last month, 28 days); a query without a window takes
     it unless it filters on a time itself. `window` is None for a question naming no one period, or a model without
     an event time."""
-    current = query.get("window")
-    if not window or current == window:
+    if not window or (current := query.get("window")) == window:
         return query
     if not (isinstance(current, dict) and current.get("name") not in (None, "none")) and any(
             isinstance(f, dict) and f.get("field") in TIME_DIMENSIONS for f in query.get("filters") or ()):
