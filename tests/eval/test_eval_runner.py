@@ -149,7 +149,7 @@ def verdicts(judged: list[dict]) -> list[tuple[str, bool]]:
     return [(j["generator"], j["right"]) for j in judged]
 
 
-def test_judged_candidates_carry_their_votes_and_a_key_equal_for_equal_results(spider):
+def test_judged_candidates_carry_their_sql_votes_and_a_key_equal_for_equal_results(spider):
     """So a run's result groups can be studied offline (how a vote with other weights would have chosen)."""
     example = spider.examples[0]  # SELECT count(*) FROM singer
     engine = spider.connect(example.db_id, get_settings())
@@ -162,6 +162,7 @@ def test_judged_candidates_carry_their_votes_and_a_key_equal_for_equal_results(s
     result = AskResult(question=example.question, sql="SELECT 1", columns=["1"], rows=[[1]], candidates=candidates)
     judged = judge_candidates(result, engine, gold, example, "spider", selected_correct=False)
     assert [(j["votes"], j["round"]) for j in judged] == [(3, 0), (2, 0), (1, 1)]
+    assert [j["sql"] for j in judged] == [c["sql"] for c in candidates]
     assert judged[0]["result"] == judged[1]["result"] != judged[2]["result"]
 
 

@@ -86,7 +86,8 @@ def judge(gold: QueryResult, columns: list[str], rows: list, order_matters: bool
 
 def judge_candidates(result: AskResult, engine: Engine, gold: QueryResult, example: Example, comparator: str,
                      selected_correct: bool, cap: int = CANDIDATE_CAP) -> list[dict[str, Any]]:
-    """Each distinct executed candidate (up to `cap`) with its generator and whether it is right under `comparator`."""
+    """Each distinct executed candidate (up to `cap`) with its generator, its SQL (to read a wrong lead's picks
+    without asking again) and whether it is right under `comparator`."""
     compare = COMPARATORS[comparator]
     selected = normalize_sql(result.sql, engine.query_dialect) if result.sql and not result.error else None
     seen: set[str] = set()
@@ -107,7 +108,7 @@ def judge_candidates(result: AskResult, engine: Engine, gold: QueryResult, examp
             run, error = try_execute(engine, sql)
             rows = run.rows if error is None else None
             right = rows is not None and compare(gold.columns, gold.rows, run.columns, rows, example.order_matters)
-        judged.append({"generator": candidate.get("generator", ""), "right": bool(right),
+        judged.append({"generator": candidate.get("generator", ""), "right": bool(right), "sql": sql,
                        "votes": candidate.get("votes", 1), "round": candidate.get("round", 0),
                        "result": None if rows is None else result_key(rows, sql, engine.query_dialect)})
     return judged
