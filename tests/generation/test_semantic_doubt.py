@@ -103,6 +103,7 @@ def test_a_filter_the_question_neither_names_nor_writes_is_doubted(model, condit
     ({"name": "last_n_days", "n": 14}, "How many blocks were produced in the last 14 days?", False),
     ({"name": "last_n_days", "n": 7}, "How many blocks were produced over the past week?", False),
     ({"name": "last_n_days", "n": 7}, "How many blocks were produced in the last seven days?", False),
+    ({"name": "last_n_days", "n": 14}, "How many blocks were produced in the past two weeks?", False),
     ({"name": "last_n_months", "n": 5}, "How many blocks were produced in recent months?", False),  # days only
 ])
 def test_a_window_counting_days_the_question_never_counts_is_doubted(model, window, question, doubted):

@@ -145,7 +145,9 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
 def fitted_to(context: SemanticContext, query: dict, question: str) -> dict:
     """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period they name, and
     without measures nobody asked for (askchain.generation.semantic_doubt)."""
-    spec = context.model.specs.get(query.get("model", "")) if isinstance(query, dict) else None
+    if not isinstance(query, dict):
+        return query  # the layer says what is wrong with it
+    spec = context.model.specs.get(query.get("model", ""))
     query = fitted(query, question)
     query = in_the_window_named(query, context.window if spec is not None and spec.time else None)
     return without_unnamed_measures(context.model, without_grouped_counts(context.model, query), question)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable
 
 import snowballstemmer
 
-from askchain.numbers import question_numbers
+from askchain.numbers import NUMBER_WORDS, question_numbers
 
 if TYPE_CHECKING:
     from askchain.semantic.governed import SemanticModel
@@ -133,6 +133,8 @@ def _written(value, written: str) -> bool:
 #: The windows that count days or hours, and the counts a period's name stands for ("the past week": 7 days).
 COUNTED_WINDOWS = frozenset({"last_n_days", "previous_n_days", "n_days_ago", "last_n_hours"})
 PERIOD_DAYS = {"week": 7, "fortnight": 14, "month": 30, "day": 1, "year": 365}
+#: A count of weeks ("the past two weeks": 14 days).
+_WEEKS = re.compile(rf"\b(\d+|{'|'.join(NUMBER_WORDS)})\s+weeks?\b", re.IGNORECASE)
 
 
 def uncounted_window(spec: ModelSpec, query: dict, question: str) -> str:
@@ -141,6 +143,7 @@ def uncounted_window(spec: ModelSpec, query: dict, question: str) -> str:
     if window.get("name") not in COUNTED_WINDOWS or count is None:
         return ""
     implied = {days for period, days in PERIOD_DAYS.items() if re.search(rf"\b{period}\b", question, re.I)}
+    implied |= {7 * int(NUMBER_WORDS.get(weeks.lower(), weeks)) for weeks in _WEEKS.findall(question)}
     if count in question_numbers(question) | implied:
         return ""
     return f"the question counts no {count} in its window {window['name']}"
@@ -158,9 +161,14 @@ def without_unnamed_measures(model: SemanticModel, query: dict, question: str) -
     named = [m for m in measures if m not in spec.measures or naming_words(spec.measures[m]) & asked]
     if not named or len(named) == len(measures):
         return query
-    dropped = set(measures) - set(named)
+    return _without_measures(query, set(measures) - set(named))
+
+
+def _without_measures(query: dict, dropped: set[str]) -> dict:
+    """`query` without the `dropped` measures, in its measures and its ordering alike."""
     order = [o for o in query.get("order_by") or [] if not isinstance(o, dict) or o.get("field") not in dropped]
-    return {**query, "measures": named, **({"order_by": order} if "order_by" in query else {})}
+    return {**query, "measures": [m for m in query["measures"] if m not in dropped],
+            **({"order_by": order} if "order_by" in query else {})}
 
 
 #: A measure counting one column's distinct values (`_.token_address.nunique()`): the column's expression.
@@ -184,12 +192,11 @@ def without_grouped_counts(model: SemanticModel, query: dict) -> dict:
     counted = grouped_counts(spec, query) if spec else set()
     if not counted or len(counted) == len(query["measures"]):
         return query
-    order = [o for o in query.get("order_by") or [] if not isinstance(o, dict) or o.get("field") not in counted]
-    return {**query, "measures": [m for m in query["measures"] if m not in counted],
-            **({"order_by": order} if "order_by" in query else {})}
+    return _without_measures(query, counted)
 
 
 def counts_its_own_group(spec: ModelSpec, query: dict, question: str) -> str:
+    """A query whose measures count what it groups by answers nothing (1 on every row): another dimension was meant."""
     counted = sorted(grouped_counts(spec, query))
     return f"{', '.join(counted)} is 1 on every row of a query grouped by what it counts" if counted else ""
 

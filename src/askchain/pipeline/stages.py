@@ -216,7 +216,7 @@ def build_context(state: State, run: Run) -> StageOutput:
         value_hints=state.get("value_hints", []), db_id=schema.db_id,
         examples=[replace(e, sql=write_short(e.sql, short)) for e in state.get("examples", [])],
         definitions=[write_short(r.definition, short) for r in state.get("definitions", [])],
-        semantic=semantic_context(question, run) if state["question"] else None,
+        semantic=semantic_context(question, run, state.get("definitions", [])) if state["question"] else None,
     )
     covered = coverage(state["question"], schema, state.get("value_hints", []))
     return {"context": ctx, "coverage": covered}, {"schema_tokens": estimate_tokens(ctx.schema_text), "linked": linked}
@@ -228,9 +228,10 @@ def leads(run: Run) -> bool:
     return cfg.lead_generator is not None and cfg.lead_generator in enabled_generators(cfg)
 
 
-def semantic_context(question: str, run: Run) -> SemanticContext | None:
-    """The domain's governed semantic model and the verified examples nearest the question, where the database's
-    domain has a semantic model and the semantic generator leads."""
+def semantic_context(question: str, run: Run, readings: Sequence[Reading] = ()) -> SemanticContext | None:
+    """The domain's governed semantic model, the verified examples nearest the question and the one window its
+    `readings` (the semantic layer's, of the question without its hint) name, where the database's domain has a
+    semantic model and the semantic generator leads."""
     domain = domain_of(run.schema.name)
     if not leads(run) or domain is None or domain.semantic_model_file is None:
         return None
@@ -239,10 +240,8 @@ def semantic_context(question: str, run: Run) -> SemanticContext | None:
     examples = load_examples(domain.semantic_examples_file, domain.example_files)
     k = int(run.settings.pipeline.generators[run.settings.pipeline.lead_generator].options.get("examples", 4))
     model = domain.semantic_model()
-    layer = domain.semantic_layer()
     return SemanticContext(model, nearest_examples(question, examples, k), matching_names(model, question, k=6),
-                           earlier=earlier_steps(run.earlier),
-                           window=named_window(layer.match(question)) if layer else None)
+                           earlier=earlier_steps(run.earlier), window=named_window(list(readings)))
 
 
 def earlier_steps(done: Sequence[StepResult]) -> dict:

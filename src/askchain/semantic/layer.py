@@ -271,8 +271,8 @@ class Reading:
     @property
     def window(self) -> dict[str, Any] | None:
         """The governed window the entry names, its count filled in from the question ("the past 14 days": 14)."""
-        if not self.entry.window:
-            return None
+        if not self.entry.window or (self.entry.window.get("n") == "{n}" and "n" not in self.values):
+            return None  # a count the question's words did not give (an entry matched by a term)
         return {key: int(value.format(**self.values)) if isinstance(value, str) and key == "n" else value
                 for key, value in self.entry.window.items()}
 
