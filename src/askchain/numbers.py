@@ -17,6 +17,15 @@ def value_of(written: str) -> float:
 #: Numbers a question writes as words.
 NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
                 "eleven": 11, "twelve": 12, "dozen": 12, "fifteen": 15, "twenty": 20, "fifty": 50, "hundred": 100}
+#: A count written in digits or in words ("the past three days"), as a regular expression.
+COUNT = r"(?:\d+|" + "|".join(NUMBER_WORDS) + ")"
+
+
+def as_digits(written: str) -> str:
+    """A count written in words as its digits ("three": "3"); anything else as written."""
+    return str(NUMBER_WORDS.get(written.lower(), written))
+
+
 #: Words that leave how many rows to the answer ("a few examples", "the richest addresses"): a LIMIT then is the
 #: model's choice, kept; a superlative that only orders the list ("most reused first") asks for every row.
 SOME_ROWS = re.compile(r"\b(?:a few|several|some|samples?|examples?|top|most|least|recent|best|worst"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable
 
 import snowballstemmer
 
-from askchain.numbers import NUMBER_WORDS, question_numbers
+from askchain.numbers import COUNT, as_digits, question_numbers
 
 if TYPE_CHECKING:
     from askchain.semantic.governed import SemanticModel
@@ -134,7 +134,7 @@ def _written(value, written: str) -> bool:
 COUNTED_WINDOWS = frozenset({"last_n_days", "previous_n_days", "n_days_ago", "last_n_hours"})
 PERIOD_DAYS = {"week": 7, "fortnight": 14, "month": 30, "day": 1, "year": 365}
 #: A count of weeks ("the past two weeks": 14 days).
-_WEEKS = re.compile(rf"\b(\d+|{'|'.join(NUMBER_WORDS)})\s+weeks?\b", re.IGNORECASE)
+_WEEKS = re.compile(rf"\b({COUNT})\s+weeks?\b", re.IGNORECASE)
 
 
 def uncounted_window(spec: ModelSpec, query: dict, question: str) -> str:
@@ -143,7 +143,7 @@ def uncounted_window(spec: ModelSpec, query: dict, question: str) -> str:
     if window.get("name") not in COUNTED_WINDOWS or count is None:
         return ""
     implied = {days for period, days in PERIOD_DAYS.items() if re.search(rf"\b{period}\b", question, re.I)}
-    implied |= {7 * int(NUMBER_WORDS.get(weeks.lower(), weeks)) for weeks in _WEEKS.findall(question)}
+    implied |= {7 * int(as_digits(weeks)) for weeks in _WEEKS.findall(question)}
     if count in question_numbers(question) | implied:
         return ""
     return f"the question counts no {count} in its window {window['name']}"

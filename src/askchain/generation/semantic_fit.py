@@ -108,10 +108,9 @@ def in_the_window_named(query: dict, window: dict | None) -> dict:
     an event time."""
     if not window or (current := query.get("window")) == window:
         return query
-    if not (isinstance(current, dict) and current.get("name") not in (None, "none")) and any(
-            isinstance(f, dict) and f.get("field") in TIME_DIMENSIONS for f in query.get("filters") or ()):
-        return query
-    return {**query, "window": dict(window)}
+    has_window = isinstance(current, dict) and current.get("name") not in (None, "none")
+    filters_a_time = any(isinstance(f, dict) and f.get("field") in TIME_DIMENSIONS for f in query.get("filters") or ())
+    return query if filters_a_time and not has_window else {**query, "window": dict(window)}
 
 
 #: The rules, applied in order.

@@ -44,7 +44,7 @@ from sqlglot.errors import SqlglotError
 
 from askchain.db.dialects import parse_one
 from askchain.errors import ConfigError
-from askchain.numbers import NUMBER_WORDS
+from askchain.numbers import COUNT, as_digits
 from askchain.semantic.predicates import SAMPLE, PredicateError, build, query_or_none, validate
 
 Kind = Literal["metric", "entity", "convention"]
@@ -221,8 +221,6 @@ class Shorthand(BaseModel):
 SHORTHAND_PARAMETERS = {"column": r"`?[A-Za-z_][\w.]*`?", "n": r"\d+"}
 #: A parameter's place in a shorthand's call or SQL: `{column}`.
 PLACEHOLDER = re.compile(r"{(\w+)}")
-#: `{count}` in an entry's pattern: a count written in digits or in words ("the past three days"), read as digits.
-COUNT = r"(?:\d+|" + "|".join(NUMBER_WORDS) + ")"
 
 
 class KnownLiteral(BaseModel):
@@ -314,7 +312,7 @@ class Layer:
         for entry, patterns in self._terms:
             hits = [hit for pattern in patterns for hit in pattern.finditer(question)]
             for i, hit in enumerate(hits if entry.kind == "convention" else hits[:1]):
-                values = {k: str(NUMBER_WORDS.get(v.lower(), v)) for k, v in hit.groupdict().items() if v is not None}
+                values = {k: as_digits(v) for k, v in hit.groupdict().items() if v is not None}
                 (later if i else first).append((hit.start(), hit.end(), Reading(entry, values)))
         chosen: list[tuple[int, int, Reading]] = []
         for found in (first, later):
@@ -342,7 +340,7 @@ def named_window(readings: list[Reading]) -> dict[str, Any] | None:
 
 
 def _expanded(pattern: str) -> str:
-    """An entry's pattern with its `{count}` written out."""
+    """An entry's pattern with its `{count}` (askchain.numbers.COUNT, read as digits) written out."""
     return pattern.replace("{count}", COUNT)
 
 
