@@ -45,6 +45,8 @@ class SemanticContext:
     earlier: dict[int, EarlierStep] = field(default_factory=dict)
     #: The one governed window the question's words name (askchain.semantic.layer.named_window), or None.
     window: dict | None = None
+    #: The governed filters the question's words name (askchain.semantic.layer.named_filters).
+    filters: tuple[dict, ...] = ()
 
 
 @dataclass

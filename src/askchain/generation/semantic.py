@@ -18,7 +18,7 @@ from askchain.generation.candidates import Candidate
 from askchain.generation.context import SemanticContext, SemanticExample
 from askchain.generation.semantic_doubt import (
     reason_to_doubt, without_grouped_counts, without_unnamed_measures)
-from askchain.generation.semantic_fit import TIME_DIMENSIONS, fitted, in_the_window_named
+from askchain.generation.semantic_fit import TIME_DIMENSIONS, fitted, in_the_window_named, with_the_filters_named
 from askchain.prompt_data import escape_text
 from askchain.prompts import load_prompt
 
@@ -143,13 +143,14 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
 
 
 def fitted_to(context: SemanticContext, query: dict, question: str) -> dict:
-    """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period they name, and
-    without measures nobody asked for (askchain.generation.semantic_doubt)."""
+    """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period and the governed
+    filters they name, and without measures nobody asked for (askchain.generation.semantic_doubt)."""
     if not isinstance(query, dict):
         return query  # the layer says what is wrong with it
     spec = context.model.specs.get(query.get("model", ""))
     query = fitted(query, question)
     query = in_the_window_named(query, context.window if spec is not None and spec.time else None)
+    query = with_the_filters_named(query, context.filters, spec) if spec is not None else query
     return without_unnamed_measures(context.model, without_grouped_counts(context.model, query), question)
 
 

@@ -11,16 +11,24 @@ question never asks for. Each rule is one function over the query (a dict as the
 - A limit of one row is dropped where the query has no dimension (its one aggregate row needs none) or the
   question ranks nothing ("per day over the last 7 days" is every day, not the first).
 - A question asking for a percentage gets its fraction measures in percent (0-100; the layer's twin of each).
+- A filter equal to the word null ("symbol = 'null'") asks for no value: it is `is null` (`!=`: `is not null`).
+- Two filters equal to different values of one field ("type = 0" and "type = 2") match no row together: the
+  question names both values, so the field is in either.
 - A question naming one period ("yesterday", "the past fortnight") gets that period's window (`in_the_window_named`,
   which takes the window besides the question and is applied by askchain.generation.semantic).
+- A question naming a governed filter ("successful transactions" are status 1) gets it, unless the query reads that
+  dimension already (`with_the_filters_named`, applied alike).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from askchain.pipeline.limits import SOME_ROWS, question_numbers
+
+if TYPE_CHECKING:
+    from askchain.semantic.governed.reading import ModelSpec
 
 #: The dimensions that split by time (every model names them alike: `block_time` is the raw event time).
 TIME_DIMENSIONS = frozenset({"block_time", "hour_of_day", "day", "weekday", "weekday_number", "week", "month",
@@ -113,10 +121,68 @@ def in_the_window_named(query: dict, window: dict | None) -> dict:
     return query if filters_a_time and not has_window else {**query, "window": dict(window)}
 
 
+def with_the_filters_named(query: dict, filters: Sequence[dict], spec: ModelSpec) -> dict:
+    """The governed filters the question's words name (askchain.semantic.layer.named_filters: "successful" is status
+    1), added where the query's model has the filtered dimension and the query does not read it already: a filter,
+    a grouping or a measure on it ("failed share" counts the failed ones itself; a filter would make it 1)."""
+    written = _filters(query)
+    grouped = set(query.get("dimensions") or ()) if isinstance(query.get("dimensions"), list) else set()
+    measures = [field for m in query.get("measures") or () if isinstance(m, str)
+                if (field := spec.measures.get(m))]
+    taken = [dict(f) for f in filters if f["field"] in spec.dimensions and f["field"] not in grouped
+             and all(not isinstance(w, dict) or w.get("field") != f["field"] for w in written)
+             and not any(_reads(m.expr, spec.dimensions[f["field"]].expr) for m in measures)]
+    return {**query, "filters": [*written, *taken]} if taken else query
+
+
+def _reads(expression: str, column: str) -> bool:
+    """Whether an expression as the model's YAML writes it reads `column` (`_.receipt_status`), not a longer name."""
+    return bool(column.strip()) and re.search(rf"{re.escape(column.strip())}(?!\w)", expression) is not None
+
+
+#: What a model writes for "no value" as if it were one.
+NULL_WORDS = frozenset({"null", "none", "nil"})
+#: The operator each comparison with no value stands for.
+NULL_TESTS = {"=": "is null", "!=": "is not null"}
+
+
+def _filters(query: dict) -> list:
+    return query.get("filters") if isinstance(query.get("filters"), list) else []
+
+
+def no_value_as_null(query: dict, question: str) -> dict:
+    """`symbol = 'null'` (or = null) is `symbol is null`: a token without a symbol has none, not the word."""
+    filters = [_as_null_test(f) for f in _filters(query)]
+    return {**query, "filters": filters} if filters != _filters(query) else query
+
+
+def _as_null_test(condition):
+    if not isinstance(condition, dict) or condition.get("op") not in NULL_TESTS:
+        return condition
+    value = condition.get("value")
+    if value is None or (isinstance(value, str) and value.strip().lower() in NULL_WORDS):
+        return {"field": condition.get("field"), "op": NULL_TESTS[condition["op"]]}
+    return condition
+
+
+def either_value_of_one_field(query: dict, question: str) -> dict:
+    """Equality filters on one field with different values, which no row meets at once, as one `in` filter."""
+    values: dict[str, list] = {}
+    for f in _filters(query):
+        if isinstance(f, dict) and f.get("op") == "=" and isinstance(f.get("value"), (str, int, float)):
+            values.setdefault(f["field"], []).append(f["value"])
+    several = {field: list(dict.fromkeys(found)) for field, found in values.items() if len(set(found)) > 1}
+    if not several:
+        return query
+    kept = [f for f in _filters(query) if not (isinstance(f, dict) and f.get("op") == "=" and f.get("field") in several)]
+    return {**query, "filters": kept + [{"field": field, "op": "in", "value": found} for field, found in several.items()]}
+
+
 #: The rules, applied in order.
 RULES: tuple[Callable[[dict, str], dict], ...] = (
     total_unless_a_series_is_asked, every_row_unless_a_count_is_asked, whole_table_unless_a_time_is_named,
-    series_in_time_order, one_row_only_when_ranked, percent_when_a_percentage_is_asked)
+    series_in_time_order, one_row_only_when_ranked, percent_when_a_percentage_is_asked, no_value_as_null,
+    either_value_of_one_field)
 
 
 def fitted(query: dict, question: str) -> dict:

@@ -38,7 +38,7 @@ from askchain.retrieval.schema import estimate_tokens, link_schema
 from askchain.rules.analysis import Analysis
 from askchain.rules.base import Findings, Rule, repair_all
 from askchain.rules.registry import repairs, rules_for
-from askchain.semantic import Layer, Reading, Shorthand, named_window
+from askchain.semantic import Layer, Reading, Shorthand, named_filters, named_window
 
 StageOutput = tuple[dict[str, Any], dict[str, Any]]
 
@@ -229,9 +229,9 @@ def leads(run: Run) -> bool:
 
 
 def semantic_context(question: str, run: Run, readings: Sequence[Reading] = ()) -> SemanticContext | None:
-    """The domain's governed semantic model, the verified examples nearest the question and the one window its
-    `readings` (the semantic layer's, of the question without its hint) name, where the database's domain has a
-    semantic model and the semantic generator leads."""
+    """The domain's governed semantic model, the verified examples nearest the question, and the one window and the
+    filters its `readings` (the semantic layer's, of the question without its hint) name, where the database's domain
+    has a semantic model and the semantic generator leads."""
     domain = domain_of(run.schema.name)
     if not leads(run) or domain is None or domain.semantic_model_file is None:
         return None
@@ -241,7 +241,8 @@ def semantic_context(question: str, run: Run, readings: Sequence[Reading] = ()) 
     k = int(run.settings.pipeline.generators[run.settings.pipeline.lead_generator].options.get("examples", 4))
     model = domain.semantic_model()
     return SemanticContext(model, nearest_examples(question, examples, k), matching_names(model, question, k=6),
-                           earlier=earlier_steps(run.earlier), window=named_window(list(readings)))
+                           earlier=earlier_steps(run.earlier), window=named_window(list(readings)),
+                           filters=named_filters(list(readings)))
 
 
 def earlier_steps(done: Sequence[StepResult]) -> dict:

@@ -62,6 +62,7 @@ class Spec(dict):
 
 Predicate = Annotated[dict[str, Any], AfterValidator(Spec)]
 Window = Predicate  # a governed window as written: {name, n}, hashed alike
+GovernedFilter = Predicate  # a governed filter as written: {field, op, value}, hashed alike
 
 
 class Check(BaseModel):
@@ -163,6 +164,10 @@ class Entry(BaseModel):
     window: Window | None = None
     #: The question sets periods against each other ("the week before", "day over day"): no one window is its own.
     compares_periods: bool = False
+    #: A filter on a dimension of the domain's governed semantic model (`{field, op, value}`, "successful" is status
+    #: 1): a semantic query on a model with that dimension, none of whose measures or filters reads it already, takes
+    #: it (askchain.generation.semantic_fit.with_the_filters_named).
+    filter: GovernedFilter | None = None
 
 
 class Unit(BaseModel):
@@ -337,6 +342,15 @@ def named_window(readings: list[Reading]) -> dict[str, Any] | None:
         return None
     windows = {json.dumps(window, sort_keys=True) for reading in readings if (window := reading.window)}
     return json.loads(windows.pop()) if len(windows) == 1 else None
+
+
+def named_filters(readings: list[Reading]) -> tuple[dict[str, Any], ...]:
+    """The governed filters a question's readings name, save those on a field it names two values of ("failed and
+    successful traces" sets them against each other)."""
+    named = list({json.dumps(reading.entry.filter, sort_keys=True): dict(reading.entry.filter)
+                  for reading in readings if reading.entry.filter}.values())
+    fields = [f["field"] for f in named]
+    return tuple(f for f in named if fields.count(f["field"]) == 1)
 
 
 def _expanded(pattern: str) -> str:

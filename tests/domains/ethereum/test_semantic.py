@@ -12,7 +12,7 @@ from askchain import ask
 from askchain.config import get_settings
 from askchain.domain import get_domain
 from askchain.llm.fake import ScriptedModel
-from askchain.semantic import named_window
+from askchain.semantic import named_filters, named_window
 
 LAYER = get_domain("ethereum").semantic_layer()
 
@@ -606,3 +606,14 @@ def test_every_time_conventions_governed_window_counts_the_rows_its_condition_do
 ])
 def test_a_question_naming_one_period_names_its_governed_window(question, window):
     assert named_window(LAYER.match(question)) == window
+
+
+@pytest.mark.parametrize("question, values", [
+    ("How much ETH was transferred by successful transactions yesterday?", [1]),
+    ("Which addresses sent the most failed transactions last week?", [0]),
+    ("How many calls reverted yesterday?", [0]),
+    ("Compare the average gas used by failed and by successful traces over the past 7 days.", []),  # set apart
+    ("How many blocks were produced yesterday?", []),
+])
+def test_a_question_naming_a_status_names_its_governed_filter(question, values):
+    assert [f["value"] for f in named_filters(LAYER.match(question)) if f["field"] == "status"] == values
