@@ -122,3 +122,17 @@ def test_the_doubt_judges_the_query_as_compiled_not_as_written(model, cfg):
     (candidate,) = semantic(context(model), ScriptedModel({"semantic": json.dumps(written)}), cfg, 1, None)
     assert candidate.doubt == "" and candidate.votes == cfg.options["weight"]
     assert "value" not in candidate.sql
+
+
+def test_an_example_is_shown_as_the_model_picks_it_and_its_question_fits_the_rest(model, cfg):
+    """A running total is set from the question's words, never picked: the example shows none, and the candidate of
+    a question asking for one has it."""
+    series = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["day"],
+              "window": {"name": "last_n_days", "n": 7}}
+    scripted = ScriptedModel({"semantic": json.dumps(series)})
+    ctx = GenerationContext("Cumulative transactions day by day over the last 7 days", "bigquery", "GoogleSQL", "",
+                            semantic=SemanticContext(model, [SemanticExample(
+                                "Running total of blocks per day last week", {**series, "running_total": True})]))
+    (candidate,) = semantic(ctx, scripted, cfg, 1, None)
+    assert "running_total" not in scripted.requests[0].messages[-1][1]
+    assert "transaction_count_running_total" in candidate.sql

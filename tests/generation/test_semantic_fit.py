@@ -13,7 +13,7 @@ from askchain.generation.semantic import fitted_to
 from askchain.generation.semantic_fit import (
     RULES, every_row_unless_a_count_is_asked, fitted, in_the_window_named, one_row_only_when_ranked,
     percent_when_a_percentage_is_asked, series_in_time_order, total_unless_a_series_is_asked,
-    either_value_of_one_field, no_value_as_null, whole_table_unless_a_time_is_named, with_the_filters_named,
+    either_value_of_one_field, no_value_as_null, running_total_when_asked, whole_table_unless_a_time_is_named, with_the_filters_named,
 )
 from askchain.semantic import named_filters, named_window
 
@@ -206,3 +206,21 @@ def test_one_value_of_each_field_stays():
     written = {**ETH_MOVED, "filters": [{"field": "transaction_type", "op": "=", "value": 2}, SUCCESSFUL,
                                         {"field": "transaction_type", "op": "=", "value": 2}]}
     assert either_value_of_one_field(written, "") == written
+
+
+DAILY = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["day"],
+         "window": {"name": "last_n_days", "n": 7}}
+
+
+@pytest.mark.parametrize("question", ["Running total of transactions day by day over the last 7 days.",
+                                      "Cumulative number of transactions through each of the last 7 days"])
+def test_a_running_total_asked_of_a_series_is_given(question):
+    assert running_total_when_asked(DAILY, question, TRANSACTIONS) == {**DAILY, "running_total": True}
+
+
+@pytest.mark.parametrize("query, question", [
+    (DAILY, "How many transactions were there per day over the last 7 days?"),  # not asked
+    ({**DAILY, "dimensions": ["transaction_type"]}, "Cumulative transactions by type"),  # nothing to run over
+])
+def test_no_running_total_unless_asked_of_a_series_over_time(query, question):
+    assert running_total_when_asked(query, question, TRANSACTIONS) == query

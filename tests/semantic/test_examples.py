@@ -13,13 +13,14 @@ from askchain.domain import get_domain
 from askchain.eval.compare import spider2_ex
 from askchain.eval.datasets import Example
 from askchain.eval.runner import gold_result
+from askchain.generation.semantic import as_picked
 
 DOMAIN = get_domain("ethereum")
 EXAMPLES_FILE = DOMAIN.semantic_model_file.with_name("semantic_examples.jsonl")
 EXAMPLES = [json.loads(line) for line in EXAMPLES_FILE.read_text().splitlines() if line.strip()]
 BANK = {row["id"]: row for row in (json.loads(line) for line in DOMAIN.eval_file.read_text().splitlines()
                                    if line.strip())}
-#: The share of the pool's questions the examples must keep expressing (79.6 % on 2026-11-28: 207 of 260).
+#: The share of the pool's questions the examples must keep expressing (80.4 % on 2026-11-29: 209 of 260).
 LEAST_POOL_SHARE = 0.75
 
 
@@ -31,10 +32,13 @@ def test_every_example_is_a_pool_question_of_the_bank():
         assert example["question"] == row["question"], example["id"]
 
 
-def test_the_schema_admits_every_example(semantic_model):
+def test_the_schema_admits_every_example_as_the_model_picks_it(semantic_model):
+    """The grammar admits each example without the keys fitting sets from the question's words (a percentage, a
+    running total)."""
     jsonschema = pytest.importorskip("jsonschema")
     validator = jsonschema.Draft202012Validator(semantic_model.json_schema())
-    assert {e["id"]: list(validator.iter_errors(e["query"])) for e in EXAMPLES} == {e["id"]: [] for e in EXAMPLES}
+    errors = {e["id"]: list(validator.iter_errors(as_picked(e["query"]))) for e in EXAMPLES}
+    assert errors == {e["id"]: [] for e in EXAMPLES}
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e["id"] for e in EXAMPLES])

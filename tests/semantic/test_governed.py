@@ -176,6 +176,8 @@ def test_the_reading_says_what_was_measured_and_how(semantic_model):
       "filters": [{"field": "status", "op": "=", "value": "failed"}]}, "not comparable"),
     ({"model": "transactions", "measures": ["transaction_count"], "rows": 3}, "rows"),
     ({"model": "transactions"}, "at least one dimension or measure"),
+    ({"model": "transactions", "measures": ["transaction_count"], "dimensions": ["transaction_type"],
+      "running_total": True}, "a time dimension to run over"),
 ])
 def test_a_rejected_query_says_why_in_one_line(query, reason, semantic_model):
     with pytest.raises(SemanticQueryError) as raised:
@@ -206,3 +208,17 @@ def test_the_percentage_twins_are_not_in_the_catalog_or_the_grammar(semantic_mod
     blocks = next(m for m in semantic_model.catalog()["models"] if m["name"] == "blocks")
     assert "avg_fullness_percentage" not in {m["name"] for m in blocks["measures"]}
     assert "avg_fullness_percentage" not in json.dumps(semantic_model.json_schema())
+
+
+def test_a_running_total_runs_over_the_time_dimension_within_each_other_value(semantic_model, run_pinned):
+    """Each measure's running total sits beside it, summed in time order and started anew for each transaction type
+    (ibis writes the window)."""
+    query = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["transaction_type", "day"],
+             "window": {"name": "last_n_days", "n": 7}, "running_total": True}
+    compiled = semantic_model.compile(query)
+    columns, rows = run_pinned(compiled.sql)
+    assert columns == ["transaction_type", "day", "transaction_count", "transaction_count_running_total"]
+    assert "with running totals over day" in compiled.reading
+    for kind in {row[0] for row in rows}:
+        own = sorted((row for row in rows if row[0] == kind), key=lambda row: row[1])
+        assert [row[3] for row in own] == [sum(r[2] for r in own[:i + 1]) for i in range(len(own))]

@@ -18,7 +18,8 @@ from askchain.generation.candidates import Candidate
 from askchain.generation.context import SemanticContext, SemanticExample
 from askchain.generation.semantic_doubt import (
     reason_to_doubt, without_grouped_counts, without_unnamed_measures)
-from askchain.generation.semantic_fit import TIME_DIMENSIONS, fitted, in_the_window_named, with_the_filters_named
+from askchain.generation.semantic_fit import (
+    TIME_DIMENSIONS, fitted, in_the_window_named, running_total_when_asked, with_the_filters_named)
 from askchain.prompt_data import escape_text
 from askchain.prompts import load_prompt
 
@@ -144,13 +145,15 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
 
 def fitted_to(context: SemanticContext, query: dict, question: str) -> dict:
     """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period and the governed
-    filters they name, and without measures nobody asked for (askchain.generation.semantic_doubt)."""
+    filters they name, with the running totals they ask for, and without measures nobody asked for
+    (askchain.generation.semantic_doubt)."""
     if not isinstance(query, dict):
         return query  # the layer says what is wrong with it
     spec = context.model.specs.get(query.get("model", ""))
     query = fitted(query, question)
     query = in_the_window_named(query, context.window if spec is not None and spec.time else None)
-    query = with_the_filters_named(query, context.filters, spec) if spec is not None else query
+    if spec is not None:
+        query = running_total_when_asked(with_the_filters_named(query, context.filters, spec), question, spec)
     return without_unnamed_measures(context.model, without_grouped_counts(context.model, query), question)
 
 
@@ -186,7 +189,7 @@ def normalised(reply: dict) -> dict:
 
 
 def _messages(ctx: GenerationContext, context: SemanticContext):
-    examples = "".join(f"Question: {e.question}\n{json.dumps(e.query, separators=(', ', ': '))}\n\n"
+    examples = "".join(f"Question: {e.question}\n{json.dumps(as_picked(e.query), separators=(', ', ': '))}\n\n"
                        for e in context.examples)
     matches = "".join(f"- {line}\n" for line in context.matching)
     return load_prompt("askchain.generation", "semantic").render(
@@ -195,6 +198,14 @@ def _messages(ctx: GenerationContext, context: SemanticContext):
         matching=f"Names the question's words match:\n{matches}\n" if matches else "", question=ctx.question,
         earlier=_earlier_steps(context),
     )
+
+
+def as_picked(query: dict) -> dict:
+    """An example's query as the model picks it: without the keys fitting sets from the question's words, which the
+    grammar does not admit."""
+    from askchain.semantic.governed.query import SET_FROM_WORDS
+
+    return {key: value for key, value in query.items() if key not in SET_FROM_WORDS}
 
 
 def _earlier_steps(context: SemanticContext) -> str:

@@ -18,6 +18,8 @@ question never asks for. Each rule is one function over the query (a dict as the
   which takes the window besides the question and is applied by askchain.generation.semantic).
 - A question naming a governed filter ("successful transactions" are status 1) gets it, unless the query reads that
   dimension already (`with_the_filters_named`, applied alike).
+- A question asking for a running total ("cumulative", "running total") of a series over time gets its measures'
+  running totals (`running_total_when_asked`, applied alike: it reads the model's time dimensions).
 """
 
 from __future__ import annotations
@@ -127,12 +129,24 @@ def with_the_filters_named(query: dict, filters: Sequence[dict], spec: ModelSpec
     a grouping or a measure on it ("failed share" counts the failed ones itself; a filter would make it 1)."""
     written = _filters(query)
     grouped = set(query.get("dimensions") or ()) if isinstance(query.get("dimensions"), list) else set()
-    measures = [field for m in query.get("measures") or () if isinstance(m, str)
-                if (field := spec.measures.get(m))]
+    measures = [spec.measures[m] for m in query.get("measures") or () if isinstance(m, str) and m in spec.measures]
     taken = [dict(f) for f in filters if f["field"] in spec.dimensions and f["field"] not in grouped
              and all(not isinstance(w, dict) or w.get("field") != f["field"] for w in written)
              and not any(_reads(m.expr, spec.dimensions[f["field"]].expr) for m in measures)]
     return {**query, "filters": [*written, *taken]} if taken else query
+
+
+#: Words asking for a running total.
+ASKS_FOR_RUNNING_TOTAL = re.compile(r"\brunning\s+(?:total|sum|count)s?\b|\bcumulative(?:ly)?\b|\baccumulated\b",
+                                    re.IGNORECASE)
+
+
+def running_total_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
+    """Running totals where the question asks for them and the query is a series over time they can run over."""
+    dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
+    if not (ASKS_FOR_RUNNING_TOTAL.search(question) and query.get("measures") and spec.running_over(dimensions)):
+        return query
+    return {**query, "running_total": True}
 
 
 def _reads(expression: str, column: str) -> bool:

@@ -98,8 +98,8 @@ class SemanticModel:
             expression = self.models[query.model].query(
                 dimensions=query.dimensions, measures=query.measures, filters=window + filters,
                 order_by=[(o.field, o.direction) for o in query.order_by] or None, limit=query.limit,
-            )
-            sql = ibis.to_sql(expression.to_untagged(), dialect="bigquery")
+            ).to_untagged()
+            sql = ibis.to_sql(_with_running_totals(expression, query, spec), dialect="bigquery")
         except (BSLError, IbisError, ValueError, KeyError) as exc:  # the layer's word on the query, for its revision
             raise SemanticQueryError(first_line(exc)) from exc
         return CompiledQuery(compose(readable_sql(sql, self.sql_schema), steps or {}),
@@ -118,6 +118,20 @@ class SemanticModel:
             needs = "takes its parameter n" if window.parameter else "takes no parameter"
             raise SemanticQueryError(f"window '{window.name}' {needs}")
         return [] if window.filter is None else [window.filter.format(time=spec.time, n=query.window.n)]
+
+
+def _with_running_totals(table, query: SemanticQuery, spec: ModelSpec):
+    """The aggregated `table` with each measure's running total beside it, over the query's time dimension and
+    within each value of its other dimensions (ibis writes the window), in the query's order or in time order."""
+    if not query.running_total:
+        return table
+    over = spec.running_over(query.dimensions)
+    if over is None or not query.measures:
+        raise SemanticQueryError("a running total needs a measure and a time dimension to run over (day, week...)")
+    window = ibis.cumulative_window(group_by=[table[d] for d in query.dimensions if d != over], order_by=table[over])
+    totals = {f"{m}_running_total": table[m].sum().over(window) for m in query.measures}
+    order = [ibis.desc(table[o.field]) if o.direction == "desc" else table[o.field] for o in query.order_by]
+    return table.mutate(**totals).order_by(order or [table[over]])
 
 
 def _in_percent(query: SemanticQuery, spec: ModelSpec) -> SemanticQuery:

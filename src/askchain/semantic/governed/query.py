@@ -62,6 +62,15 @@ class SemanticQuery(BaseModel):
     #: Fraction measures (0-1) given in percent (0-100), as a question asking for a percentage wants them. Not in the
     #: decoding grammar: askchain.generation.semantic_fit sets it from the question's words; an agent may set it.
     percent: bool = False
+    #: Each measure also as its running total over the query's time dimension (`<measure>_running_total`, one run
+    #: per value of its other dimensions), as "running total" or "cumulative" asks. Set from the words alike.
+    running_total: bool = False
+
+
+#: The keys askchain.generation.semantic_fit sets from the question's words, never the model: outside the grammar.
+SET_FROM_WORDS = ("percent", "running_total")
+#: Dimension units a running total runs over (a date, a time, an hour).
+TIME_UNITS = frozenset({"date", "timestamp", "hour"})
 
 
 def _names(values: list[str]) -> dict:

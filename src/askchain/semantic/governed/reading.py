@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from askchain.semantic.governed.query import TIME_UNITS
 from askchain.semantic.governed.steps import StepRef
 
 if TYPE_CHECKING:
@@ -79,6 +80,10 @@ class ModelSpec:
     #: blocks with ...") asks for rows, not for aggregates (askchain.generation.semantic_doubt).
     rows: tuple[str, ...] = ()
 
+    def running_over(self, dimensions: list[str]) -> str | None:
+        """The dimension among `dimensions` a running total runs over: the first in a unit of time; None if none."""
+        return next((d for d in dimensions if d in self.dimensions and self.dimensions[d].unit in TIME_UNITS), None)
+
     def in_percent(self) -> ModelSpec:
         """The spec whose measures include the percentage twins (for the reading of a query that uses them)."""
         twins = {twin.name: twin for twin in self.percentages.values()}
@@ -123,6 +128,8 @@ def query_reading(query: SemanticQuery, spec: ModelSpec, windows: dict[str, Wind
         parts.append("grouped by " + ", ".join(dimensions))
     if query.filters:
         parts.append("where " + " and ".join(_condition(f) for f in query.filters))
+    if query.running_total and (over := spec.running_over(query.dimensions)):
+        parts.append(f"with running totals over {spec.dimensions[over].label}")
     if query.order_by:
         parts.append("ordered by " + ", ".join(f"{o.field.replace('_', ' ')} {o.direction}" for o in query.order_by))
     if query.limit:
