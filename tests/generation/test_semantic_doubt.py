@@ -131,6 +131,15 @@ def test_a_count_of_the_grouped_dimensions_own_values_is_dropped_beside_another_
     assert without_grouped_counts(model, alone) == alone
 
 
+def test_a_count_alone_of_a_grouped_dimensions_values_drops_that_dimension_where_another_stays(model):
+    """Senders grouped by sender and receiver, counting distinct receivers: receivers per sender was meant."""
+    both = {**query("token_transfers", "distinct_receivers"), "dimensions": ["from_address", "to_address"],
+            "order_by": [{"field": "to_address", "direction": "asc"},
+                         {"field": "distinct_receivers", "direction": "desc"}]}
+    assert without_grouped_counts(model, both) == {
+        **both, "dimensions": ["from_address"], "order_by": [{"field": "distinct_receivers", "direction": "desc"}]}
+
+
 @pytest.mark.parametrize("dimension, doubted", [("to_address", True), ("from_address", False)])
 def test_a_count_of_the_grouped_dimensions_own_values_alone_is_doubted(model, dimension, doubted):
     question = "Which 5 addresses sent USDC to the most distinct receivers?"

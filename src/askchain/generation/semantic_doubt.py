@@ -187,12 +187,22 @@ def grouped_counts(spec: ModelSpec, query: dict) -> set[str]:
 
 def without_grouped_counts(model: SemanticModel, query: dict) -> dict:
     """`query` without its grouped counts where another measure stays: "top tokens by transfers" names tokens, and
-    distinct tokens per token is 1 on every row. A query of grouped counts alone is left to `counts_its_own_group`."""
+    distinct tokens per token is 1 on every row. Where they are its only measures, it loses the dimensions they count
+    instead, if another stays: "senders by distinct receivers" grouped by sender and receiver counts receivers per
+    sender. A query grouped by nothing but what it counts is left to `counts_its_own_group`."""
     spec = model.specs.get(query.get("model", ""))
     counted = grouped_counts(spec, query) if spec else set()
-    if not counted or len(counted) == len(query["measures"]):
+    if not counted:
         return query
-    return _without_measures(query, counted)
+    if len(counted) < len(query["measures"]):
+        return _without_measures(query, counted)
+    columns = {_DISTINCT_COUNT.match(spec.measures[m].expr)["column"] for m in counted}
+    dropped = {d for d in query["dimensions"] if d in spec.dimensions and spec.dimensions[d].expr.strip() in columns}
+    if len(dropped) == len(query["dimensions"]):
+        return query
+    order = [o for o in query.get("order_by") or [] if not isinstance(o, dict) or o.get("field") not in dropped]
+    return {**query, "dimensions": [d for d in query["dimensions"] if d not in dropped],
+            **({"order_by": order} if "order_by" in query else {})}
 
 
 def counts_its_own_group(spec: ModelSpec, query: dict, question: str) -> str:
