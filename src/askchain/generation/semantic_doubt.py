@@ -161,13 +161,13 @@ def without_unnamed_measures(model: SemanticModel, query: dict, question: str) -
     named = [m for m in measures if m not in spec.measures or naming_words(spec.measures[m]) & asked]
     if not named or len(named) == len(measures):
         return query
-    return _without_measures(query, set(measures) - set(named))
+    return _without(query, "measures", set(measures) - set(named))
 
 
-def _without_measures(query: dict, dropped: set[str]) -> dict:
-    """`query` without the `dropped` measures, in its measures and its ordering alike."""
+def _without(query: dict, key: str, dropped: set[str]) -> dict:
+    """`query` without the `dropped` fields, in its `key` (measures or dimensions) and its ordering alike."""
     order = [o for o in query.get("order_by") or [] if not isinstance(o, dict) or o.get("field") not in dropped]
-    return {**query, "measures": [m for m in query["measures"] if m not in dropped],
+    return {**query, key: [name for name in query[key] if name not in dropped],
             **({"order_by": order} if "order_by" in query else {})}
 
 
@@ -195,14 +195,10 @@ def without_grouped_counts(model: SemanticModel, query: dict) -> dict:
     if not counted:
         return query
     if len(counted) < len(query["measures"]):
-        return _without_measures(query, counted)
+        return _without(query, "measures", counted)
     columns = {_DISTINCT_COUNT.match(spec.measures[m].expr)["column"] for m in counted}
     dropped = {d for d in query["dimensions"] if d in spec.dimensions and spec.dimensions[d].expr.strip() in columns}
-    if len(dropped) == len(query["dimensions"]):
-        return query
-    order = [o for o in query.get("order_by") or [] if not isinstance(o, dict) or o.get("field") not in dropped]
-    return {**query, "dimensions": [d for d in query["dimensions"] if d not in dropped],
-            **({"order_by": order} if "order_by" in query else {})}
+    return query if len(dropped) == len(query["dimensions"]) else _without(query, "dimensions", dropped)
 
 
 def counts_its_own_group(spec: ModelSpec, query: dict, question: str) -> str:

@@ -69,8 +69,6 @@ class SemanticQuery(BaseModel):
 
 #: The keys askchain.generation.semantic_fit sets from the question's words, never the model: outside the grammar.
 SET_FROM_WORDS = ("percent", "running_total")
-#: Dimension units a running total runs over (a date, a time, an hour).
-TIME_UNITS = frozenset({"date", "timestamp", "hour"})
 
 
 def _names(values: list[str]) -> dict:

@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from askchain.semantic.governed.query import TIME_UNITS
 from askchain.semantic.governed.steps import StepRef
 
 if TYPE_CHECKING:
     from askchain.semantic.governed.query import SemanticQuery
+
+#: Dimension units a running total runs over (a date, a time, an hour).
+TIME_UNITS = frozenset({"date", "timestamp", "hour"})
 
 
 @dataclass(frozen=True)
