@@ -241,6 +241,16 @@ def test_an_empty_result_most_samples_agree_on_is_the_answer(engine, ctx, sample
     assert always_revise.chosen.candidate.sql == ROWS
 
 
+def test_no_rows_never_outvote_a_governed_query_that_found_rows(engine, ctx):
+    governed = Candidate(ROWS, "semantic", reading="singers from France")
+    execs = loop(dedupe([governed] + [Candidate(NO_ROWS, "direct", votes=4)], "sqlite"), ctx=ctx,
+                 model=ScriptedModel(lambda request, i: f"```sql\n{NO_ROWS}\n```"),
+                 key=lambda s: normalize_sql(s, "sqlite"), validate=lambda s: validate_sql(s, engine.schema()),
+                 execute=lambda s: try_execute(engine, s), rounds=1, empty_answer_share=0.5)
+    sel = select_best(execs, ctx=ctx, model=ScriptedModel([]), method="vote", empty_answer_share=0.5)
+    assert sel.chosen.candidate.sql == ROWS
+
+
 @pytest.mark.parametrize("beside_rows, revised", [(True, 1), (False, 0)])
 def test_failures_beside_rows_are_revised_only_when_asked(engine, ctx, beside_rows, revised):
     model = ScriptedModel(lambda request, i: f"```sql\n{ROWS}\n```")
