@@ -9,7 +9,7 @@ import pytest
 
 from askchain.domain import get_domain
 from askchain.generation.semantic_doubt import (
-    naming_words, reason_to_doubt, stem, without_grouped_counts, without_unnamed_measures)
+    naming_words, reason_to_doubt, stem, without_grouped_counts, without_unnamed_flags, without_unnamed_measures)
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +117,28 @@ def test_an_unnamed_measure_beside_a_named_one_is_dropped_and_one_alone_is_left_
     assert without_unnamed_measures(model, extra, question) == {**query("blocks", "eth_burned"), "order_by": []}
     alone = query("blocks", "avg_gas_used")
     assert without_unnamed_measures(model, alone, question) == alone and reason_to_doubt(model, alone, question)
+
+
+MINT = {"field": "is_mint", "op": "=", "value": True}
+NFT = {"field": "is_nft", "op": "=", "value": True}
+
+
+@pytest.mark.parametrize("question, kept", [
+    ("How many ERC-721 token transfers happened yesterday?", [NFT]),  # nobody asked for mints
+    ("How many NFTs were minted yesterday?", [NFT, MINT]),
+    ("How many NFT transfers came from the zero address yesterday?", [NFT, MINT]),
+    ("How many NFT transfers came from 0x0000000000000000000000000000000000000000 yesterday?", [NFT, MINT]),
+    ("How many token transfers happened yesterday?", []),
+])
+def test_a_true_false_filter_the_question_never_names_is_dropped(model, question, kept):
+    transfers = {**query("token_transfers", "transfer_count"), "filters": [NFT, MINT]}
+    assert without_unnamed_flags(model, transfers, question)["filters"] == kept
+
+
+def test_a_filter_on_a_dimension_that_is_not_true_false_is_left_to_doubt(model):
+    dai = {"field": "token_address", "op": "=", "value": "0x6b175474e89094c44da98b954eedeac495271d0f"}
+    by_address = {**query("token_transfers", "transfer_count"), "filters": [dai]}
+    assert without_unnamed_flags(model, by_address, "How many DAI transfers happened yesterday?") == by_address
 
 
 def test_a_count_of_the_grouped_dimensions_own_values_is_dropped_beside_another_measure(model):

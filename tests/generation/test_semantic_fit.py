@@ -138,7 +138,8 @@ def test_a_query_filtering_on_time_itself_or_a_question_naming_no_one_period_kee
 
 
 def test_no_verified_example_is_changed_by_the_window_and_filters_its_words_name():
-    """The window and the governed filters a verified example's question names are those its query has already."""
+    """The window and the governed filters a verified example's question names are those its query has already, and
+    it names every true/false filter its query has."""
     domain = get_domain("ethereum")
     model, layer = domain.semantic_model(), domain.semantic_layer()
     rows = [json.loads(line) for line in domain.semantic_examples_file.read_text().splitlines() if line.strip()]
@@ -175,6 +176,28 @@ def test_a_filter_on_a_dimension_the_model_lacks_is_not_added():
     transfers = {"model": "token_transfers", "measures": ["transfer_count"], "dimensions": [], "window": None}
     spec = get_domain("ethereum").semantic_model().specs["token_transfers"]
     assert with_the_filters_named(transfers, (SUCCESSFUL,), spec) == transfers
+
+
+TRACES = get_domain("ethereum").semantic_model().specs["traces"]
+TOP_LEVEL = {"field": "is_internal", "op": "=", "value": False}
+
+
+@pytest.mark.parametrize("measure, filtered", [
+    ("failed_share", True),  # the share of top-level calls that failed
+    ("top_level_share", False),  # the measure reads trace_address, the column the dimension is made of
+])
+def test_a_filter_on_a_derived_dimension_is_added_unless_a_measure_reads_its_column(measure, filtered):
+    query = {"model": "traces", "measures": [measure], "dimensions": [], "window": None}
+    assert (with_the_filters_named(query, (TOP_LEVEL,), TRACES) != query) is filtered
+
+
+@pytest.mark.parametrize("question, named", [
+    ("What share of top-level traces failed yesterday?", {"field": "is_internal", "op": "=", "value": False}),
+    ("Which addresses deployed the most contracts directly yesterday?",
+     {"field": "is_contract_creation", "op": "=", "value": True}),
+])
+def test_the_layer_names_the_governed_filter_of_a_questions_words(question, named):
+    assert named in named_filters(get_domain("ethereum").semantic_layer().match(question))
 
 
 TOKENS = {"model": "tokens", "measures": ["token_count"], "dimensions": [], "window": None}

@@ -142,6 +142,14 @@ def test_compiled_sql_is_one_flat_select_on_fully_qualified_tables(semantic_mode
     assert "ieee_divide" not in compiled.sql.lower() and tree.args["limit"]
 
 
+@pytest.mark.parametrize("value, condition", [(False, "trace_address IS NULL"), (True, "NOT trace_address IS NULL")])
+def test_a_filter_on_a_boolean_dimension_reads_as_its_condition(value, condition, semantic_model):
+    compiled = semantic_model.compile({"model": "traces", "measures": ["trace_count"], "dimensions": [],
+                                       "filters": [{"field": "is_internal", "op": "=", "value": value}]})
+    where = sqlglot.parse_one(compiled.sql, read="bigquery").args["where"].this
+    assert where.sql(dialect="bigquery") == condition
+
+
 def test_a_view_joins_only_the_tables_a_query_reads(semantic_model):
     by_symbol = semantic_model.compile({
         "model": "token_transfers", "measures": ["total_amount"], "dimensions": ["token_symbol"],

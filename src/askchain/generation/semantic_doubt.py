@@ -164,6 +164,30 @@ def without_unnamed_measures(model: SemanticModel, query: dict, question: str) -
     return _without(query, "measures", set(measures) - set(named))
 
 
+def without_unnamed_flags(model: SemanticModel, query: dict, question: str) -> dict:
+    """`query` without its filters on a true/false dimension the question never names ("ERC-20", "minted",
+    "top-level"): a flag nobody asked for (contracts that are ERC-20, transfers that are mints) is habit copied from
+    examples. Named means written as a phrase: one of its synonyms, its label or its name without `is_`, or a value
+    its expression compares with (the zero address of a mint); a phrase anywhere in the words keeps the filter."""
+    spec = model.specs.get(query.get("model", ""))
+    filters = query.get("filters")
+    if spec is None or not isinstance(filters, list):
+        return query
+    written = _flat(question)
+    kept = [f for f in filters
+            if not isinstance(f, dict) or not _unnamed_flag(spec.dimensions.get(f.get("field")), written)]
+    return query if len(kept) == len(filters) else {**query, "filters": kept}
+
+
+def _unnamed_flag(field: Field | None, written: str) -> bool:
+    """Whether `field` is a true/false dimension none of whose phrases the flattened question `written` holds."""
+    if field is None or field.unit != "boolean":
+        return False
+    phrases = (*field.synonyms, field.label, re.sub(r"^(?:\w+_)?is_", "", field.name),
+               *re.findall(r"'([^']+)'", field.expr))
+    return not any(_flat(phrase) and _flat(phrase) in written for phrase in phrases)
+
+
 def _without(query: dict, key: str, dropped: set[str]) -> dict:
     """`query` without the `dropped` fields, in its `key` (measures or dimensions) and its ordering alike."""
     order = [o for o in query.get("order_by") or [] if not isinstance(o, dict) or o.get("field") not in dropped]

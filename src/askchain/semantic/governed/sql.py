@@ -25,7 +25,7 @@ _PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def readable_sql(sql: str, schema: dict) -> str:
     """The query Ibis wrote for BigQuery, flattened and tidied; `schema` maps catalog -> dataset -> table -> column
     -> GoogleSQL type (for expanding `SELECT *` and telling text from numbers)."""
-    tree = sqlglot.parse_one(sql, read=DIALECT).transform(_plain_division)
+    tree = sqlglot.parse_one(sql, read=DIALECT).transform(_plain_division).transform(_plain_truth)
     tree = pushdown_projections(qualify(tree, schema=schema, dialect=DIALECT))
     tree = merge_subqueries(_lift_final_order(tree))
     tree = pushdown_projections(_drop_unused_left_joins(tree))
@@ -124,6 +124,20 @@ def _plain_division(node: exp.Expression) -> exp.Expression:
             return exp.Div(this=_wrapped(numerator), expression=_wrapped(denominator))
         return exp.func("SAFE_DIVIDE", numerator, denominator, dialect=DIALECT)
     return node
+
+
+def _plain_truth(node: exp.Expression) -> exp.Expression:
+    """`(a IS NULL) = TRUE` as `a IS NULL`, `(NOT a IS NULL) = FALSE` as `a IS NULL`: Ibis writes a filter on a
+    boolean dimension as a comparison with a truth value, which means the condition itself (or its negation) in
+    three-valued logic too; a boolean column compared with one (`is_erc20 = TRUE`) is left as written."""
+    if not isinstance(node, exp.EQ) or not isinstance(node.expression, exp.Boolean):
+        return node
+    condition = node.this.unnest()
+    if not isinstance(condition, (exp.Predicate, exp.Not, exp.Connector)):
+        return node
+    if node.expression.this:
+        return condition
+    return condition.this.unnest() if isinstance(condition, exp.Not) else exp.not_(condition)
 
 
 def _nonzero(node: exp.Expression) -> bool:
