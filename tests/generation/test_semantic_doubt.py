@@ -9,7 +9,8 @@ import pytest
 
 from askchain.domain import get_domain
 from askchain.generation.semantic_doubt import (
-    naming_words, reason_to_doubt, stem, without_grouped_counts, without_unnamed_flags, without_unnamed_measures)
+    naming_words, reason_to_doubt, stem, without_filters_a_share_counts, without_grouped_counts,
+    without_unnamed_dimensions, without_unnamed_flags, without_unnamed_measures, without_values_no_row_has)
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +140,51 @@ def test_a_filter_on_a_dimension_that_is_not_true_false_is_left_to_doubt(model):
     dai = {"field": "token_address", "op": "=", "value": "0x6b175474e89094c44da98b954eedeac495271d0f"}
     by_address = {**query("token_transfers", "transfer_count"), "filters": [dai]}
     assert without_unnamed_flags(model, by_address, "How many DAI transfers happened yesterday?") == by_address
+
+
+FAILED_CALLS = {**query("traces", "failed_count"), "dimensions": ["call_type", "day"],
+                "order_by": [{"field": "call_type", "direction": "asc"}]}
+
+
+@pytest.mark.parametrize("question, kept", [
+    ("How many calls failed each day last week?", ["day"]),  # a call type nobody asked for
+    ("How many calls of each call type failed each day last week?", ["call_type", "day"]),
+    ("How many delegatecall and staticcall traces failed each day last week?", ["call_type", "day"]),  # a synonym
+])
+def test_a_split_the_question_never_names_is_dropped(model, question, kept):
+    fitted = without_unnamed_dimensions(model, FAILED_CALLS, question)
+    assert fitted["dimensions"] == kept
+    assert fitted["order_by"] == ([] if kept == ["day"] else FAILED_CALLS["order_by"])
+
+
+def test_a_ranking_keeps_what_it_ranks_whatever_the_question_calls_it(model):
+    ranked = {**query("transactions", "transaction_count"), "dimensions": ["from_address"], "limit": 5}
+    assert without_unnamed_dimensions(model, ranked, "Which 5 accounts were busiest yesterday?") == ranked
+
+
+FAILED = {"field": "status", "op": "=", "value": 0}
+TO_ROUTER = {"field": "to_address", "op": "=", "value": "0x3fc91a3afd70395cd496c647d5a6cc9d4b2b7fad"}
+
+
+@pytest.mark.parametrize("measure, kept", [
+    ("failed_share", [TO_ROUTER]),  # the failed share of failed calls is 1
+    ("failed_count", [FAILED, TO_ROUTER]),  # a count is no share
+])
+def test_a_filter_on_what_a_share_counts_is_dropped(model, measure, kept):
+    calls = {**query("traces", measure), "filters": [FAILED, TO_ROUTER]}
+    assert without_filters_a_share_counts(model, calls)["filters"] == kept
+
+
+@pytest.mark.parametrize("condition, kept", [
+    ({"field": "trace_type", "op": "=", "value": "top_level"}, False),  # no trace has that type
+    ({"field": "trace_type", "op": "in", "value": ["top_level", "nested"]}, False),
+    ({"field": "trace_type", "op": "=", "value": "CREATE"}, True),
+    ({"field": "call_type", "op": "in", "value": ["delegatecall", "unknown"]}, True),
+    ({"field": "to_address", "op": "=", "value": "0xabc"}, True),  # values not declared: any may be
+])
+def test_a_filter_on_a_value_its_dimension_never_takes_is_dropped(model, condition, kept):
+    calls = {**query("traces", "trace_count"), "filters": [condition]}
+    assert (without_values_no_row_has(model, calls)["filters"] == [condition]) is kept
 
 
 def test_a_count_of_the_grouped_dimensions_own_values_is_dropped_beside_another_measure(model):

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Callable
 
 import snowballstemmer
 
+from askchain.generation.semantic_fit import TIME_DIMENSIONS, columns_read
 from askchain.numbers import COUNT, as_digits, question_numbers
 
 if TYPE_CHECKING:
@@ -181,11 +182,65 @@ def without_unnamed_flags(model: SemanticModel, query: dict, question: str) -> d
 
 def _unnamed_flag(field: Field | None, written: str) -> bool:
     """Whether `field` is a true/false dimension none of whose phrases the flattened question `written` holds."""
-    if field is None or field.unit != "boolean":
-        return False
-    phrases = (*field.synonyms, field.label, re.sub(r"^(?:\w+_)?is_", "", field.name),
+    return field is not None and field.unit == "boolean" and not _named_as_phrase(field, written)
+
+
+def without_unnamed_dimensions(model: SemanticModel, query: dict, question: str) -> dict:
+    """`query` without the dimensions it splits by that the question never names as a phrase ("how many calls
+    failed" split by call type), where it measures something (a listing's dimensions are what it lists) and ranks
+    nothing (a top N is split by what it ranks), whatever the question calls them. Time splits are
+    `total_unless_a_series_is_asked`'s."""
+    spec = model.specs.get(query.get("model", ""))
+    dimensions = query.get("dimensions")
+    if spec is None or not isinstance(dimensions, list) or query.get("limit") or not query.get("measures"):
+        return query
+    written = _flat(question)
+    unnamed = {d for d in dimensions if d in spec.dimensions and d not in TIME_DIMENSIONS
+               and not _named_as_phrase(spec.dimensions[d], written)}
+    return _without(query, "dimensions", unnamed) if unnamed else query
+
+
+def _named_as_phrase(field: Field, written: str) -> bool:
+    """Whether the flattened question `written` holds one of `field`'s phrases: a synonym, its label, its name (without
+    `is_`), or a value its expression compares with (the zero address of a mint)."""
+    phrases = (*field.synonyms, field.label, re.sub(r"^(?:\w+_)?is_", "", field.name).replace("_", " "),
                *re.findall(r"'([^']+)'", field.expr))
-    return not any(_flat(phrase) and _flat(phrase) in written for phrase in phrases)
+    return any(_flat(phrase) and _flat(phrase) in written for phrase in phrases)
+
+
+def without_filters_a_share_counts(model: SemanticModel, query: dict) -> dict:
+    """`query` without its filters on a column one of its shares reads: the failed share of failed calls is 1 on
+    every row, so "what share of calls failed (status 0)" wants the share, not the filter its words also name."""
+    spec = model.specs.get(query.get("model", ""))
+    filters, measures = query.get("filters"), query.get("measures")
+    if spec is None or not isinstance(filters, list) or not isinstance(measures, list):
+        return query
+    counted = {column for m in measures if m in spec.measures and spec.measures[m].unit == "fraction"
+               for column in columns_read(spec.measures[m].expr)}
+    kept = [f for f in filters if not isinstance(f, dict) or f.get("field") not in spec.dimensions
+            or not counted & set(columns_read(spec.dimensions[f["field"]].expr))]
+    return query if len(kept) == len(filters) else {**query, "filters": kept}
+
+
+def without_values_no_row_has(model: SemanticModel, query: dict) -> dict:
+    """`query` without its filters on a value its dimension never takes (trace_type = 'top_level' for the top-level
+    call, which a governed filter expresses): such a filter finds no row, and the words behind it name a filter of
+    their own (askchain.semantic.layer.named_filters)."""
+    spec = model.specs.get(query.get("model", ""))
+    filters = query.get("filters")
+    if spec is None or not isinstance(filters, list):
+        return query
+    kept = [f for f in filters if not _on_a_value_no_row_has(spec, f)]
+    return query if len(kept) == len(filters) else {**query, "filters": kept}
+
+
+def _on_a_value_no_row_has(spec: ModelSpec, condition) -> bool:
+    field = spec.dimensions.get(condition.get("field")) if isinstance(condition, dict) else None
+    if field is None or not field.values or condition.get("op") not in ("=", "in"):
+        return False
+    values = condition.get("value") if isinstance(condition.get("value"), list) else [condition.get("value")]
+    taken = {value.lower() for value in field.values}
+    return not any(str(value).lower() in taken for value in values)
 
 
 def _without(query: dict, key: str, dropped: set[str]) -> dict:

@@ -133,7 +133,7 @@ def with_the_filters_named(query: dict, filters: Sequence[dict], spec: ModelSpec
     taken = [dict(f) for f in filters if f["field"] in spec.dimensions and f["field"] not in grouped
              and all(not isinstance(w, dict) or w.get("field") != f["field"] for w in written)
              and not any(_reads(m.expr, column) for m in measures
-                         for column in _columns(spec.dimensions[f["field"]].expr))]
+                         for column in columns_read(spec.dimensions[f["field"]].expr))]
     return {**query, "filters": [*written, *taken]} if taken else query
 
 
@@ -155,7 +155,7 @@ def _reads(expression: str, column: str) -> bool:
     return bool(column.strip()) and re.search(rf"{re.escape(column.strip())}(?!\w)", expression) is not None
 
 
-def _columns(expression: str) -> list[str]:
+def columns_read(expression: str) -> list[str]:
     """The columns an expression as the model's YAML writes it reads (`_.trace_address.notnull()` reads
     `_.trace_address`): a measure reading one of them reads the dimension."""
     return re.findall(r"(?<![\w.])_\.\w+", expression)

@@ -21,7 +21,8 @@ TIME_UNITS = frozenset({"date", "timestamp", "hour"})
 @dataclass(frozen=True)
 class Field:
     """A measure or a dimension: its description, unit, synonyms, the label a reading names it by, the
-    well-known values (address or symbol and name) its metadata points to, and its expression as the YAML writes it."""
+    well-known values (address or symbol and name) its metadata points to, its expression as the YAML writes it, and
+    the values it takes where they are few and fixed."""
 
     name: str
     description: str
@@ -30,6 +31,8 @@ class Field:
     synonyms: tuple[str, ...] = ()
     known_values: tuple[dict, ...] = ()
     expr: str = ""
+    #: Every value the dimension takes, where the model declares them (`values:`): a filter on another finds no row.
+    values: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, name: str, config: Any, known: dict) -> Field:
@@ -39,7 +42,7 @@ class Field:
             name=name, description=config.get("description") or "", unit=metadata.get("unit", ""),
             label=metadata.get("label") or name.replace("_", " "), synonyms=tuple(metadata.get("synonyms") or ()),
             known_values=_known_values(metadata.get("well_known") or (), known, name),
-            expr=str(config.get("expr") or ""),
+            expr=str(config.get("expr") or ""), values=tuple(str(v) for v in metadata.get("values") or ()),
         )
 
     def entry(self) -> dict:
