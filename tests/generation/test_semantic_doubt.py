@@ -160,31 +160,56 @@ def test_a_split_the_question_never_names_is_dropped(model, question, kept):
 def test_a_ranking_keeps_what_it_ranks_whatever_the_question_calls_it(model):
     ranked = {**query("transactions", "transaction_count"), "dimensions": ["from_address"], "limit": 5}
     assert without_unnamed_dimensions(model, ranked, "Which 5 accounts were busiest yesterday?") == ranked
+    ordered = {**ranked, "limit": None, "order_by": [{"field": "transaction_count", "direction": "desc"}]}
+    assert without_unnamed_dimensions(model, ordered, "Rank the accounts by transactions yesterday") == ordered
+
+
+@pytest.mark.parametrize("question, kept", [
+    ("How many non-fungible token transfers happened today?", False),  # "fungible" is not a word here
+    ("How many fungible token transfers happened today?", True),
+    ("How many ERC20 transfers happened today?", True),  # ERC-20 written without its hyphen
+])
+def test_a_phrase_names_a_flag_word_for_word(model, question, kept):
+    erc20 = {**query("token_transfers", "transfer_count"), "filters": [{"field": "is_erc20", "op": "=", "value": True}]}
+    assert (without_unnamed_flags(model, erc20, question) == erc20) is kept
 
 
 FAILED = {"field": "status", "op": "=", "value": 0}
 TO_ROUTER = {"field": "to_address", "op": "=", "value": "0x3fc91a3afd70395cd496c647d5a6cc9d4b2b7fad"}
 
 
-@pytest.mark.parametrize("measure, kept", [
-    ("failed_share", [TO_ROUTER]),  # the failed share of failed calls is 1
-    ("failed_count", [FAILED, TO_ROUTER]),  # a count is no share
+@pytest.mark.parametrize("measures, kept", [
+    (["failed_share"], [TO_ROUTER]),  # the failed share of failed calls is 1
+    (["failed_count"], [FAILED, TO_ROUTER]),  # a count is no share
+    (["failed_share", "trace_count"], [FAILED, TO_ROUTER]),  # the count beside it wants the filter
 ])
-def test_a_filter_on_what_a_share_counts_is_dropped(model, measure, kept):
-    calls = {**query("traces", measure), "filters": [FAILED, TO_ROUTER]}
+def test_a_filter_on_what_a_share_counts_is_dropped(model, measures, kept):
+    calls = {**query("traces", *measures), "filters": [FAILED, TO_ROUTER]}
     assert without_filters_a_share_counts(model, calls)["filters"] == kept
 
 
-@pytest.mark.parametrize("condition, kept", [
-    ({"field": "trace_type", "op": "=", "value": "top_level"}, False),  # no trace has that type
-    ({"field": "trace_type", "op": "in", "value": ["top_level", "nested"]}, False),
-    ({"field": "trace_type", "op": "=", "value": "CREATE"}, True),
-    ({"field": "call_type", "op": "in", "value": ["delegatecall", "unknown"]}, True),
-    ({"field": "to_address", "op": "=", "value": "0xabc"}, True),  # values not declared: any may be
+def test_a_ratio_is_no_share_of_counted_rows(model):
+    full = {**query("blocks", "avg_fullness"), "filters": [{"field": "gas_used", "op": ">", "value": 15000000}]}
+    assert without_filters_a_share_counts(model, full) == full
+
+
+CREATES = {"field": "trace_type", "op": "=", "value": "create"}
+
+
+@pytest.mark.parametrize("condition, fitted", [
+    ({"field": "trace_type", "op": "=", "value": "top_level"}, []),  # no trace has that type
+    ({"field": "trace_type", "op": "in", "value": ["top_level", "nested"]}, []),
+    ({"field": "trace_type", "op": "=", "value": "CREATE"}, [CREATES]),  # GoogleSQL compares case and all
+    (CREATES, [CREATES]),
+    ({"field": "call_type", "op": "in", "value": ["delegatecall", "unknown"]},
+     [{"field": "call_type", "op": "in", "value": ["delegatecall"]}]),
+    ({"field": "trace_type", "op": "in", "value": {"step": 1}}, None),  # an earlier step's values
+    ({"field": "to_address", "op": "=", "value": "0xabc"}, None),  # values not declared: any may be
+    ({"field": ["trace_type"], "op": "=", "value": "x"}, None),  # malformed: the layer rejects it
 ])
-def test_a_filter_on_a_value_its_dimension_never_takes_is_dropped(model, condition, kept):
+def test_a_filter_on_a_value_its_dimension_never_takes_is_dropped(model, condition, fitted):
     calls = {**query("traces", "trace_count"), "filters": [condition]}
-    assert (without_values_no_row_has(model, calls)["filters"] == [condition]) is kept
+    assert without_values_no_row_has(model, calls)["filters"] == ([condition] if fitted is None else fitted)
 
 
 def test_a_count_of_the_grouped_dimensions_own_values_is_dropped_beside_another_measure(model):

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable
 
 import snowballstemmer
 
-from askchain.generation.semantic_fit import TIME_DIMENSIONS, columns_read
+from askchain.generation.semantic_fit import RANKS, TIME_DIMENSIONS, columns_read
 from askchain.numbers import COUNT, as_digits, question_numbers
 
 if TYPE_CHECKING:
@@ -168,79 +168,108 @@ def without_unnamed_measures(model: SemanticModel, query: dict, question: str) -
 def without_unnamed_flags(model: SemanticModel, query: dict, question: str) -> dict:
     """`query` without its filters on a true/false dimension the question never names ("ERC-20", "minted",
     "top-level"): a flag nobody asked for (contracts that are ERC-20, transfers that are mints) is habit copied from
-    examples. Named means written as a phrase: one of its synonyms, its label or its name without `is_`, or a value
-    its expression compares with (the zero address of a mint); a phrase anywhere in the words keeps the filter."""
-    spec = model.specs.get(query.get("model", ""))
-    filters = query.get("filters")
-    if spec is None or not isinstance(filters, list):
-        return query
-    written = _flat(question)
-    kept = [f for f in filters
-            if not isinstance(f, dict) or not _unnamed_flag(spec.dimensions.get(f.get("field")), written)]
-    return query if len(kept) == len(filters) else {**query, "filters": kept}
+    examples. Named means written as a phrase (`_named_as_phrase`)."""
+    asked = _phrase_words(question)
 
+    def kept(spec: ModelSpec, condition: dict) -> dict | None:
+        field = spec.dimensions.get(condition["field"])
+        unnamed = field is not None and field.unit == "boolean" and not _named_as_phrase(field, asked)
+        return None if unnamed else condition
 
-def _unnamed_flag(field: Field | None, written: str) -> bool:
-    """Whether `field` is a true/false dimension none of whose phrases the flattened question `written` holds."""
-    return field is not None and field.unit == "boolean" and not _named_as_phrase(field, written)
+    return _with_filters(model, query, kept)
 
 
 def without_unnamed_dimensions(model: SemanticModel, query: dict, question: str) -> dict:
     """`query` without the dimensions it splits by that the question never names as a phrase ("how many calls
     failed" split by call type), where it measures something (a listing's dimensions are what it lists) and ranks
-    nothing (a top N is split by what it ranks), whatever the question calls them. Time splits are
+    nothing (a top N or a ranking is split by what it ranks), whatever the question calls them. Time splits are
     `total_unless_a_series_is_asked`'s."""
     spec = model.specs.get(query.get("model", ""))
     dimensions = query.get("dimensions")
-    if spec is None or not isinstance(dimensions, list) or query.get("limit") or not query.get("measures"):
+    if spec is None or not isinstance(dimensions, list) or not query.get("measures") or query.get("limit") \
+            or query.get("order_by") and RANKS.search(question):
         return query
-    written = _flat(question)
-    unnamed = {d for d in dimensions if d in spec.dimensions and d not in TIME_DIMENSIONS
-               and not _named_as_phrase(spec.dimensions[d], written)}
+    asked = _phrase_words(question)
+    unnamed = {d for d in dimensions if isinstance(d, str) and d in spec.dimensions and d not in TIME_DIMENSIONS
+               and not _named_as_phrase(spec.dimensions[d], asked)}
     return _without(query, "dimensions", unnamed) if unnamed else query
 
 
-def _named_as_phrase(field: Field, written: str) -> bool:
-    """Whether the flattened question `written` holds one of `field`'s phrases: a synonym, its label, its name (without
-    `is_`), or a value its expression compares with (the zero address of a mint)."""
+def _phrase_words(text: str) -> tuple[str, ...]:
+    """The stemmed words of `text`, a hyphen joining its words ("ERC-20" is "erc20", "non-fungible" one word), an
+    acronym's plural its singular (NFTs: NFT)."""
+    text = _ACRONYM_PLURAL.sub(r"\1", text)
+    return tuple(stem(word) for word in re.findall(r"[a-z0-9]+", text.lower().replace("-", "")))
+
+
+def _named_as_phrase(field: Field, asked: tuple[str, ...]) -> bool:
+    """Whether the question's words `asked` hold one of `field`'s phrases, word for word: a synonym, its label, its
+    name (without `is_`), or a value its expression compares with (the zero address of a mint); a phrase's hyphen
+    may be written as a space or not at all ("top-level", "top level", "toplevel")."""
     phrases = (*field.synonyms, field.label, re.sub(r"^(?:\w+_)?is_", "", field.name).replace("_", " "),
                *re.findall(r"'([^']+)'", field.expr))
-    return any(_flat(phrase) and _flat(phrase) in written for phrase in phrases)
+    variants = {_phrase_words(p) for phrase in phrases for p in (phrase, phrase.replace("-", " "))} - {()}
+    return any(asked[i:i + len(v)] == v for v in variants for i in range(len(asked) - len(v) + 1))
+
+
+#: A share as the model's YAML writes it: the rows meeting a condition over all rows (`_.count(where=...) / ...`).
+_SHARE_CONDITION = re.compile(r"count\(where=(?P<condition>[^)]*)\)")
 
 
 def without_filters_a_share_counts(model: SemanticModel, query: dict) -> dict:
-    """`query` without its filters on a column one of its shares reads: the failed share of failed calls is 1 on
-    every row, so "what share of calls failed (status 0)" wants the share, not the filter its words also name."""
+    """`query` without its filters on a column every one of its measures counts a share of: the failed share of
+    failed calls is 1 on every row, so "what share of calls failed (status 0)" wants the share, not the filter its
+    words also name. A count or a ratio beside the share keeps the filter."""
     spec = model.specs.get(query.get("model", ""))
-    filters, measures = query.get("filters"), query.get("measures")
-    if spec is None or not isinstance(filters, list) or not isinstance(measures, list):
-        return query
-    counted = {column for m in measures if m in spec.measures and spec.measures[m].unit == "fraction"
-               for column in columns_read(spec.measures[m].expr)}
-    kept = [f for f in filters if not isinstance(f, dict) or f.get("field") not in spec.dimensions
-            or not counted & set(columns_read(spec.dimensions[f["field"]].expr))]
-    return query if len(kept) == len(filters) else {**query, "filters": kept}
+    measures = query.get("measures") if isinstance(query.get("measures"), list) else []
+    shares = [_share_columns(spec.measures[m]) if spec and isinstance(m, str) and m in spec.measures else set()
+              for m in measures]
+    counted = set.intersection(*shares) if shares else set()
+
+    def kept(spec: ModelSpec, condition: dict) -> dict | None:
+        field = spec.dimensions.get(condition["field"])
+        return None if field is not None and counted & set(columns_read(field.expr)) else condition
+
+    return _with_filters(model, query, kept) if counted else query
+
+
+def _share_columns(measure: Field) -> set[str]:
+    """The columns a share measure's condition reads; none for a measure that is no share of counted rows."""
+    if measure.unit != "fraction":
+        return set()
+    return {column for match in _SHARE_CONDITION.finditer(measure.expr) for column in columns_read(match["condition"])}
 
 
 def without_values_no_row_has(model: SemanticModel, query: dict) -> dict:
     """`query` without its filters on a value its dimension never takes (trace_type = 'top_level' for the top-level
     call, which a governed filter expresses): such a filter finds no row, and the words behind it name a filter of
-    their own (askchain.semantic.layer.named_filters)."""
+    their own (askchain.semantic.layer.named_filters). A value written in another case is the declared one."""
+
+    def kept(spec: ModelSpec, condition: dict) -> dict | None:
+        field, value = spec.dimensions.get(condition["field"]), condition.get("value")
+        values = value if isinstance(value, list) else [value]
+        if field is None or not field.values or condition.get("op") not in ("=", "in") \
+                or not all(isinstance(v, str) for v in values):
+            return condition
+        declared = {v.lower(): v for v in field.values}
+        taken = [declared[v.lower()] for v in values if v.lower() in declared]
+        if not taken:
+            return None
+        return {**condition, "value": taken if isinstance(value, list) else taken[0]}
+
+    return _with_filters(model, query, kept)
+
+
+def _with_filters(model: SemanticModel, query: dict, kept: Callable[[ModelSpec, dict], dict | None]) -> dict:
+    """`query` with each filter on a named field as `kept` gives it back (None: dropped); a filter on no field name
+    (the model's JSON is not checked yet) is left for the layer to reject."""
     spec = model.specs.get(query.get("model", ""))
     filters = query.get("filters")
     if spec is None or not isinstance(filters, list):
         return query
-    kept = [f for f in filters if not _on_a_value_no_row_has(spec, f)]
-    return query if len(kept) == len(filters) else {**query, "filters": kept}
-
-
-def _on_a_value_no_row_has(spec: ModelSpec, condition) -> bool:
-    field = spec.dimensions.get(condition.get("field")) if isinstance(condition, dict) else None
-    if field is None or not field.values or condition.get("op") not in ("=", "in"):
-        return False
-    values = condition.get("value") if isinstance(condition.get("value"), list) else [condition.get("value")]
-    taken = {value.lower() for value in field.values}
-    return not any(str(value).lower() in taken for value in values)
+    fitted = [f if not (isinstance(f, dict) and isinstance(f.get("field"), str)) else kept(spec, f) for f in filters]
+    fitted = [f for f in fitted if f is not None]
+    return query if fitted == filters else {**query, "filters": fitted}
 
 
 def _without(query: dict, key: str, dropped: set[str]) -> dict:

@@ -59,10 +59,10 @@ class Execution:
 def empty_majority(executions: list[Execution], share: float) -> bool:
     """Whether the first round's samples returning no rows hold more than `share` of its votes: then no rows is what
     the samples agree on, and a revision that makes rows appear answers a different question. Never beside a
-    governed query (one whose reading says what it measured) that ran to rows: the layer's window found the rows the
-    empty samples missed."""
+    governed query (one whose reading says what it measured) that ran to rows and is not doubted: the layer's window
+    found the rows the empty samples missed."""
     first = [ex for ex in executions if ex.candidate.round == 0]
-    if any(ex.status == "success" and ex.candidate.reading for ex in first):
+    if any(ex.status == "success" and ex.candidate.reading and not ex.candidate.doubt for ex in first):
         return False
     empty = sum(ex.candidate.votes for ex in first if ex.status == "empty")
     return empty > share * sum(ex.candidate.votes for ex in first)
