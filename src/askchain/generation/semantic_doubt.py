@@ -21,10 +21,10 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable
 
-import snowballstemmer
-
-from askchain.generation.semantic_fit import RANKS, TIME_DIMENSIONS, columns_read
+from askchain.generation.semantic_fit import RANKS, TIME_DIMENSIONS
 from askchain.numbers import COUNT, as_digits, question_numbers
+from askchain.semantic.governed.naming import (
+    ACRONYM_PLURAL, COUNTED_CONDITION, columns_read, field_phrases, names_phrase, phrase_words, stem)
 
 if TYPE_CHECKING:
     from askchain.semantic.governed import SemanticModel
@@ -40,24 +40,13 @@ FUNCTION_WORDS = frozenset({
     "above", "all", "at", "below", "each", "for", "from", "into", "it", "its", "on", "or", "over", "than", "that",
     "their", "under",
 })
-_STEMMER = snowballstemmer.stemmer("english")
-
-
-def stem(word: str) -> str:
-    """A word without its plural or verb ending (transfers, transferred: transfer; Porter's English stemmer)."""
-    return _STEMMER.stemWord(word.lower())
-
-
 _NON_NAMING_STEMS = frozenset(stem(word) for word in AGGREGATION_WORDS | FUNCTION_WORDS)
 
 
 @lru_cache(maxsize=4096)
 def words(text: str) -> frozenset[str]:
-    text = _ACRONYM_PLURAL.sub(r"\1", text)  # NFTs: NFT (the stemmer keeps it)
+    text = ACRONYM_PLURAL.sub(r"\1", text)  # NFTs: NFT (the stemmer keeps it)
     return frozenset(stem(word) for word in re.findall(r"[a-z0-9]+", text.lower()))
-
-
-_ACRONYM_PLURAL = re.compile(r"\b([A-Z0-9]{2,})s\b")
 
 
 def naming_words(field: Field) -> frozenset[str]:
@@ -168,12 +157,12 @@ def without_unnamed_measures(model: SemanticModel, query: dict, question: str) -
 def without_unnamed_flags(model: SemanticModel, query: dict, question: str) -> dict:
     """`query` without its filters on a true/false dimension the question never names ("ERC-20", "minted",
     "top-level"): a flag nobody asked for (contracts that are ERC-20, transfers that are mints) is habit copied from
-    examples. Named means written as a phrase (`_named_as_phrase`)."""
-    asked = _phrase_words(question)
+    examples. Named means written as a phrase (askchain.semantic.governed.naming)."""
+    asked = phrase_words(question)
 
     def kept(spec: ModelSpec, condition: dict) -> dict | None:
         field = spec.dimensions.get(condition["field"])
-        unnamed = field is not None and field.unit == "boolean" and not _named_as_phrase(field, asked)
+        unnamed = field is not None and field.unit == "boolean" and not names_phrase(field_phrases(field), asked)
         return None if unnamed else condition
 
     return _with_filters(model, query, kept)
@@ -189,31 +178,10 @@ def without_unnamed_dimensions(model: SemanticModel, query: dict, question: str)
     if spec is None or not isinstance(dimensions, list) or not query.get("measures") or query.get("limit") \
             or query.get("order_by") and RANKS.search(question):
         return query
-    asked = _phrase_words(question)
+    asked = phrase_words(question)
     unnamed = {d for d in dimensions if isinstance(d, str) and d in spec.dimensions and d not in TIME_DIMENSIONS
-               and not _named_as_phrase(spec.dimensions[d], asked)}
+               and not names_phrase(field_phrases(spec.dimensions[d]), asked)}
     return _without(query, "dimensions", unnamed) if unnamed else query
-
-
-def _phrase_words(text: str) -> tuple[str, ...]:
-    """The stemmed words of `text`, a hyphen joining its words ("ERC-20" is "erc20", "non-fungible" one word), an
-    acronym's plural its singular (NFTs: NFT)."""
-    text = _ACRONYM_PLURAL.sub(r"\1", text)
-    return tuple(stem(word) for word in re.findall(r"[a-z0-9]+", text.lower().replace("-", "")))
-
-
-def _named_as_phrase(field: Field, asked: tuple[str, ...]) -> bool:
-    """Whether the question's words `asked` hold one of `field`'s phrases, word for word: a synonym, its label, its
-    name (without `is_`), or a value its expression compares with (the zero address of a mint); a phrase's hyphen
-    may be written as a space or not at all ("top-level", "top level", "toplevel")."""
-    phrases = (*field.synonyms, field.label, re.sub(r"^(?:\w+_)?is_", "", field.name).replace("_", " "),
-               *re.findall(r"'([^']+)'", field.expr))
-    variants = {_phrase_words(p) for phrase in phrases for p in (phrase, phrase.replace("-", " "))} - {()}
-    return any(asked[i:i + len(v)] == v for v in variants for i in range(len(asked) - len(v) + 1))
-
-
-#: A share as the model's YAML writes it: the rows meeting a condition over all rows (`_.count(where=...) / ...`).
-_SHARE_CONDITION = re.compile(r"count\(where=(?P<condition>[^)]*)\)")
 
 
 def without_filters_a_share_counts(model: SemanticModel, query: dict) -> dict:
@@ -237,7 +205,7 @@ def _share_columns(measure: Field) -> set[str]:
     """The columns a share measure's condition reads; none for a measure that is no share of counted rows."""
     if measure.unit != "fraction":
         return set()
-    return {column for match in _SHARE_CONDITION.finditer(measure.expr) for column in columns_read(match["condition"])}
+    return {column for match in COUNTED_CONDITION.finditer(measure.expr) for column in columns_read(match["condition"])}
 
 
 def without_values_no_row_has(model: SemanticModel, query: dict) -> dict:

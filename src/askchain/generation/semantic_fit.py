@@ -28,6 +28,7 @@ import re
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from askchain.pipeline.limits import SOME_ROWS, question_numbers
+from askchain.semantic.governed.naming import columns_read
 
 if TYPE_CHECKING:
     from askchain.semantic.governed.reading import ModelSpec
@@ -132,8 +133,8 @@ def with_the_filters_named(query: dict, filters: Sequence[dict], spec: ModelSpec
     measures = [spec.measures[m] for m in query.get("measures") or () if isinstance(m, str) and m in spec.measures]
     taken = [dict(f) for f in filters if f["field"] in spec.dimensions and f["field"] not in grouped
              and all(not isinstance(w, dict) or w.get("field") != f["field"] for w in written)
-             and not any(_reads(m.expr, column) for m in measures
-                         for column in columns_read(spec.dimensions[f["field"]].expr))]
+             and not set(columns_read(spec.dimensions[f["field"]].expr)) & {
+                 column for m in measures for column in columns_read(m.expr)}]
     return {**query, "filters": [*written, *taken]} if taken else query
 
 
@@ -148,17 +149,6 @@ def running_total_when_asked(query: dict, question: str, spec: ModelSpec) -> dic
     if not (ASKS_FOR_RUNNING_TOTAL.search(question) and query.get("measures") and spec.running_over(dimensions)):
         return query
     return {**query, "running_total": True}
-
-
-def _reads(expression: str, column: str) -> bool:
-    """Whether an expression as the model's YAML writes it reads `column` (`_.receipt_status`), not a longer name."""
-    return bool(column.strip()) and re.search(rf"{re.escape(column.strip())}(?!\w)", expression) is not None
-
-
-def columns_read(expression: str) -> list[str]:
-    """The columns an expression as the model's YAML writes it reads (`_.trace_address.notnull()` reads
-    `_.trace_address`): a measure reading one of them reads the dimension."""
-    return re.findall(r"(?<![\w.])_\.\w+", expression)
 
 
 #: What a model writes for "no value" as if it were one.

@@ -95,14 +95,16 @@ def apply_edits(sql: str, edits: list[Edit]) -> tuple[str, list[str]]:
 def condition_span(tokens: list[Token], condition: exp.Expression, anchor: int, dialect: str) -> tuple[int, int] | None:
     """The characters to remove for one of WHERE's ANDed conditions (first and last, inclusive): its tokens as
     written, with the AND before it (or after it, when it comes first) or, alone, its WHERE, from just after the token
-    before them; None when its tokens are not found as sqlglot writes it back around the character `anchor` (the
-    start of one of its leaves, from sqlglot's `meta`)."""
+    before them; None when its tokens are not found as sqlglot writes it back, in any order (`x IS NOT NULL` is
+    written back `NOT x IS NULL`), around the character `anchor` (the start of one of its leaves, from sqlglot's
+    `meta`)."""
     written = [(t.token_type, t.text.upper()) for t in Dialect.get_or_raise(dialect).tokenize(condition.sql(dialect))]
     at = next((i for i, t in enumerate(tokens) if t.start <= anchor <= t.end), None)
     if at is None:
         return None
     first = next((i for i in range(max(0, at - len(written) + 1), at + 1)
-                  if [(t.token_type, t.text.upper()) for t in tokens[i:i + len(written)]] == written), None)
+                  if sorted((t.token_type, t.text.upper()) for t in tokens[i:i + len(written)]) == sorted(written)),
+                 None)
     if first is None or first < 2:
         return None
     last = first + len(written) - 1

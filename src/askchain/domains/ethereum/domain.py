@@ -67,8 +67,10 @@ class EthereumDomain(Domain):
     @cache
     def rules(self):
         from askchain.domains.ethereum.rules import layer_rules
+        from askchain.rules.repairs.unasked_flags import UnaskedFlags
+        from askchain.semantic.governed.naming import flag_columns
 
-        return tuple(layer_rules(self.semantic_layer()))
+        return (*layer_rules(self.semantic_layer()), UnaskedFlags(flag_columns(self.semantic_model())))
 
     def cli(self):
         from askchain.domains.ethereum.cli import app

@@ -11,14 +11,12 @@ condition kept by the WHERE of a CTE the share reads stays, for revision: other 
 from __future__ import annotations
 
 from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
 
-from askchain.db.dialects import parse_one
-from askchain.generation.sql_text import apply_edits, condition_span
 from askchain.rules.analysis import Analysis, readable
 from askchain.rules.base import Repair, Repaired
 from askchain.rules.filtered_shares import shares_of_the_filter
-from askchain.rules.sql import condition_key, conjuncts
+from askchain.rules.repairs.where_conditions import drop_conditions
+from askchain.rules.sql import condition_key
 
 
 def shares_among_all_rows(sql: str, dialect: str, tree: exp.Expression | None = None) -> tuple[str, list[str]]:
@@ -34,31 +32,12 @@ def shares_among_all_rows(sql: str, dialect: str, tree: exp.Expression | None = 
         if any(where != "WHERE" for _, where in found.restated):
             continue
         at = next(i for i, select in enumerate(selects) if select is found.select)
-        dropped = _drop_each(sql, dialect, at, [condition_key(c, dialect) for c, _ in found.restated])
+        dropped = drop_conditions(sql, dialect, at, [condition_key(c, dialect) for c, _ in found.restated],
+                                  lambda condition: f"dropped WHERE's {condition}: the share counts those rows among "
+                                                    "all of them, so WHERE cannot keep only them")
         if dropped:
             return dropped
     return sql, []
-
-
-def _drop_each(sql: str, dialect: str, at: int, keys: list[str]) -> tuple[str, list[str]] | None:
-    """`sql` with the conditions of these keys dropped from the WHERE of its `at`-th SELECT, one at a time (two
-    neighbours dropped at once would share their AND), and the notes; None unless each is found as written."""
-    notes = []
-    for key in keys:
-        where = list(parse_one(sql, dialect).find_all(exp.Select))[at].args["where"]
-        condition = next((c for c in conjuncts(where.this) if condition_key(c, dialect) == key), None)
-        if condition is None:
-            return None
-        while isinstance(condition.parent, exp.Paren):  # as written, in its parentheses
-            condition = condition.parent
-        anchor = next((node.meta["start"] for node in condition.find_all(exp.Identifier) if "start" in node.meta), -1)
-        span = condition_span(Dialect.get_or_raise(dialect).tokenize(sql), condition, anchor, dialect)
-        if span is None:
-            return None
-        sql, note = apply_edits(sql, [(*span, "", f"dropped WHERE's {condition.sql(dialect)}: the share counts those "
-                                                  "rows among all of them, so WHERE cannot keep only them")])
-        notes += note
-    return sql, notes
 
 
 class SharesAmongAllRows(Repair):

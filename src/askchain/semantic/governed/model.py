@@ -27,7 +27,7 @@ from askchain.semantic.governed.query import LIST_OPERATORS, NULL_OPERATORS, Sem
 from askchain.semantic.governed.reading import Field, ModelSpec, WindowSpec, query_reading
 from askchain.semantic.governed.sql import readable_sql
 from askchain.semantic.governed.steps import EarlierStep, StepRef, compose, placeholder
-from askchain.semantic.governed.tables import build_views, schema_tables
+from askchain.semantic.governed.tables import build_views, column_sources, schema_tables
 
 #: Top-level sections of a model file that are askchain's, not boring-semantic-layer models.
 OWN_SECTIONS = ("dataset", "well_known", "views", "windows", "units")
@@ -195,7 +195,9 @@ def load_semantic_model(path: Path, schema_file: Path) -> SemanticModel:
     views = build_views(own["views"] or {}, tables)
     known = json.loads((path.parent / own["well_known"]).read_text()) if own["well_known"] else {}
     rows = {name: tuple(cfg.pop("rows", None) or ()) for name, cfg in config.items()}
-    specs = {name: replace(_model_spec(name, cfg, known), rows=rows[name]) for name, cfg in config.items()}
+    specs = {name: replace(_model_spec(name, cfg, known), rows=rows[name],
+                           sources=column_sources(cfg.get("table", name), own["views"] or {}, tables))
+             for name, cfg in config.items()}
     try:
         models = from_config(_with_percentages(config, specs), tables={**tables, **views})
     except (BSLError, ValueError, KeyError) as exc:

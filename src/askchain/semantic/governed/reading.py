@@ -6,8 +6,8 @@ fraction (0-1); window: the 7 full UTC days before today; grouped by day".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Mapping
 
 from askchain.semantic.governed.steps import StepRef
 
@@ -84,6 +84,9 @@ class ModelSpec:
     #: What one row is called ("block"; "transaction" and "transfer"): a question listing so many of them ("the 5
     #: blocks with ...") asks for rows, not for aggregates (askchain.generation.semantic_doubt).
     rows: tuple[str, ...] = ()
+    #: The dataset column (`table.column`) behind each column its expressions read, through its view's joins
+    #: (`token_is_erc20`: `contracts.is_erc20`): what a free-SQL rule compares the model's fields with.
+    sources: Mapping[str, str] = field(default_factory=dict)
 
     def running_over(self, dimensions: list[str]) -> str | None:
         """The dimension among `dimensions` a running total runs over: the first in a unit of time; None if none."""

@@ -64,3 +64,16 @@ def _unnested(base: ibis.Table, column: str, keep: list[str]) -> ibis.Table:
     rows = base.select(*keep, column).unnest(column)
     element = rows[column]
     return rows.select(*keep, **{field: element[field] for field in element.type().names})
+
+
+def column_sources(table: str, views: dict, tables: dict[str, ibis.Table]) -> dict[str, str]:
+    """The dataset column (`table.column`) behind each column of a table or view a model reads: a view's base
+    columns and the columns its joins borrow; an unnested array's fields have none."""
+    view = views.get(table)
+    base = view["table"] if view else table
+    kept = view.get("keep") if view and "unnest" in view else None
+    sources = {column: f"{base}.{column}" for column in tables[base].columns if kept is None or column in kept} \
+        if base in tables else {}
+    for join in (view or {}).get("joins", []):
+        sources.update({new: f"{join['table']}.{old}" for new, old in join["columns"].items()})
+    return sources
