@@ -1,5 +1,5 @@
 """Ethereum's rules: the core's parametrised rules instantiated from its semantic layer (units, column aliases,
-shorthands, windows, the ranking measure, the entries' checks), and its own (32-byte word padding, hex grounding)."""
+shorthands, windows, the ranking measure, the entries' checks, a series in time order), and its own (32-byte word padding, hex grounding)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from askchain.rules.checks.tiny_figures import TinyFigures
 from askchain.rules.repairs.amounts_as_given import AmountsAsGiven
 from askchain.rules.repairs.column_aliases import ColumnAliases
 from askchain.rules.repairs.ranking_measure import RankingMeasure
+from askchain.rules.repairs.series_order import SeriesInTimeOrder
 from askchain.rules.repairs.shorthands import ExpandShorthands
 from askchain.rules.repairs.windows import ConformWindows
 from askchain.semantic import Layer
@@ -24,7 +25,7 @@ def layer_rules(layer: Layer) -> list[Rule]:
     units = layer.units_by_column
     rules: list[Rule] = [RawAmounts(units), TinyFigures(units), FiguresNotGiven(units), AmountsAsGiven(units),
                          entry_checks(layer.entries), ExpandShorthands(layer.shorthands),
-                         ColumnAliases(layer.column_aliases), ConformWindows()]
+                         ColumnAliases(layer.column_aliases), ConformWindows(), SeriesInTimeOrder()]
     if layer.word_columns:
         rules.append(WordPadding(layer.word_columns))
     if layer.labels:
