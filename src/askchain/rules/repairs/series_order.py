@@ -45,12 +45,11 @@ def in_time_order(sql: str, schema: Schema, question: str, tree: exp.Expression 
     if len(keys) != 1:
         return sql, []
     key = keys[0]
-    names = {bare_sql(key, dialect), bare_sql(shown.get(_name(key), key), dialect)} | {
-        alias for alias, expression in shown.items() if bare_sql(expression, dialect) == bare_sql(key, dialect)}
-    if bare_sql(tree.args["order"].expressions[0].this, dialect) in names:
+    grouped = bare_sql(shown.get(_name(key), key), dialect)  # what the key groups by, past an output's alias
+    aliases = [alias for alias, expression in shown.items() if bare_sql(expression, dialect) == grouped]
+    if bare_sql(tree.args["order"].expressions[0].this, dialect) in {bare_sql(key, dialect), grouped, *aliases}:
         return sql, []
-    alias = next((a for a, e in shown.items() if bare_sql(e, dialect) == bare_sql(key, dialect)), None)
-    written = alias or key.sql(dialect)
+    written = aliases[0] if aliases else key.sql(dialect)
     span = _order_span(sql, dialect)
     if span is None:
         return sql, []

@@ -7,8 +7,9 @@ among them. A flag column is one the domain's semantic model makes a true/false 
 on (askchain.semantic.governed.naming.flag_columns), with the phrases that name it ("successful", "ERC-20", "top-level",
 "deployed"). A WHERE condition that only tests such a column as the model does (for NULL, or against a number or a
 truth value; a lookup of a value among a flag column's, `address IN (SELECT address FROM contracts)`, tests a join
-for NULL), on a question holding none of its phrases word for word, is dropped where it is written; a comparison with text (an address) is
-the question's own value and stays, as do conditions inside a CASE, a join or an aggregate."""
+for NULL), on a question holding none of its phrases word for word, is dropped where it is written; a comparison
+with text (an address) is the question's own value and stays, as do conditions inside a CASE, a join or an
+aggregate."""
 
 from __future__ import annotations
 
@@ -28,8 +29,6 @@ from askchain.semantic.governed.naming import Flag, names_phrase, phrase_words
 
 #: "table.column" (lower case) -> the flag: the phrases that name it, how the model tests it
 Flags = Mapping[str, Flag]
-
-
 #: Conditions dropped from one query at most: each pass reads the text the one before left.
 _MOST_DROPPED = 8
 
@@ -67,9 +66,10 @@ def _first_unasked(sql: str, schema: Schema, flags: Flags, asked: tuple[str, ...
     selects = list(tree.find_all(exp.Select)) if tree is not None else []
     for scope in scopes:
         where = scope.expression.args.get("where") if isinstance(scope.expression, exp.Select) else None
-        tables = scope_tables(scope, schema) if where is not None else {}
-        unasked = next((c for c in conjuncts(where.this) if _unasked(c, tables, schema, flags, asked)), None) \
-            if where is not None else None
+        if where is None:
+            continue
+        tables = scope_tables(scope, schema)
+        unasked = next((c for c in conjuncts(where.this) if _unasked(c, tables, schema, flags, asked)), None)
         if unasked is not None:
             at = next(i for i, select in enumerate(selects) if select is scope.expression)
             return at, [condition_key(unasked, schema.dialect)]
