@@ -13,7 +13,7 @@ from askchain.generation.semantic import fitted_to
 from askchain.generation.semantic_fit import (
     RULES, every_row_unless_a_count_is_asked, fitted, in_the_window_named, one_row_only_when_ranked,
     percent_when_a_percentage_is_asked, series_in_time_order, total_unless_a_series_is_asked,
-    either_value_of_one_field, no_value_as_null, running_total_when_asked, whole_table_unless_a_time_is_named, with_the_filters_named,
+    averaged_per_period_when_asked, either_value_of_one_field, no_value_as_null, running_total_when_asked, whole_table_unless_a_time_is_named, with_the_filters_named,
 )
 from askchain.semantic import named_filters, named_window
 
@@ -247,3 +247,34 @@ def test_a_running_total_asked_of_a_series_is_given(question):
 ])
 def test_no_running_total_unless_asked_of_a_series_over_time(query, question):
     assert running_total_when_asked(query, question, TRANSACTIONS) == query
+
+
+@pytest.mark.parametrize("question, grain", [
+    ("What was the average number of transactions per hour over the three days before today?", "hour"),
+    ("Average daily transaction count over the last 7 days", "day"),
+    ("How many transactions were sent per day on average over the last 7 days?", "day"),
+    ("How many transactions does an average week hold?", "week"),
+])
+def test_an_average_per_period_asked_of_a_count_averages_it_over_the_periods(question, grain):
+    assert averaged_per_period_when_asked({**DAILY, "dimensions": []}, question, TRANSACTIONS) == {
+        **DAILY, "dimensions": [], "order_by": [], "average_per": grain}
+
+
+def test_the_period_averaged_over_is_no_split_and_another_period_stays():
+    hourly = {**DAILY, "dimensions": ["day", "hour_of_day"], "order_by": [{"field": "day", "direction": "asc"},
+                                                                          {"field": "hour_of_day", "direction": "asc"}]}
+    question = "For each of the last 7 days, what was the average number of transactions per hour?"
+    assert averaged_per_period_when_asked(hourly, question, TRANSACTIONS) == {
+        **hourly, "dimensions": ["day"], "order_by": [{"field": "day", "direction": "asc"}], "average_per": "hour"}
+
+
+@pytest.mark.parametrize("query, question", [
+    (DAILY, "How many transactions were there per day over the last 7 days?"),  # a series, no average
+    (DAILY, "What was the average number of transactions per day for each day of the last week?"),  # each day
+    (DAILY, "What is the average number of transactions per block per day?"),  # averaged per block
+    ({**DAILY, "measures": ["avg_gas_price_gwei"]}, "What was the average gas price per day last week?"),  # a mean
+    ({**DAILY, "measures": ["failed_share"]}, "Average daily failure rate over the last 7 days"),  # a ratio
+    ({**DAILY, "running_total": True}, "Cumulative average daily transactions"),  # a running total
+])
+def test_no_average_per_period_unless_asked_of_a_sum_or_count(query, question):
+    assert averaged_per_period_when_asked(query, question, TRANSACTIONS) == query

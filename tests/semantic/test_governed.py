@@ -186,6 +186,9 @@ def test_the_reading_says_what_was_measured_and_how(semantic_model):
     ({"model": "transactions"}, "at least one dimension or measure"),
     ({"model": "transactions", "measures": ["transaction_count"], "dimensions": ["transaction_type"],
       "running_total": True}, "a time dimension to run over"),
+    ({"model": "transactions", "measures": ["transaction_count"], "average_per": "day", "running_total": True,
+      "dimensions": ["day"]}, "cannot be asked together"),
+    ({"model": "balances", "measures": ["address_count"], "average_per": "day"}, "a model with a time column"),
 ])
 def test_a_rejected_query_says_why_in_one_line(query, reason, semantic_model):
     with pytest.raises(SemanticQueryError) as raised:
@@ -230,3 +233,23 @@ def test_a_running_total_runs_over_the_time_dimension_within_each_other_value(se
     for kind in {row[0] for row in rows}:
         own = sorted((row for row in rows if row[0] == kind), key=lambda row: row[1])
         assert [row[3] for row in own] == [sum(r[2] for r in own[:i + 1]) for i in range(len(own))]
+
+
+def test_an_average_per_period_averages_the_totals_of_each_period(semantic_model, run_pinned):
+    """Counted per hour of the window (and per asked dimension), then averaged over those hours: the mean of the
+    hourly counts, named for it and read so; its order and limit apply to the averages."""
+    query = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["transaction_type"],
+             "window": {"name": "last_n_days", "n": 3}, "average_per": "hour",
+             "order_by": [{"field": "transaction_count", "direction": "desc"}], "limit": 2}
+    compiled = semantic_model.compile(query)
+    columns, rows = run_pinned(compiled.sql)
+    hourly = semantic_model.compile({**query, "dimensions": ["transaction_type", "day", "hour_of_day"],
+                                     "average_per": None, "order_by": [], "limit": None})
+    _, counts = run_pinned(hourly.sql)
+    means = {}
+    for kind, _, _, count in counts:
+        means.setdefault(kind, []).append(count)
+    expected = sorted(((kind, sum(c) / len(c)) for kind, c in means.items()), key=lambda row: -row[1])[:2]
+    assert columns == ["transaction_type", "avg_transaction_count_per_hour"]
+    assert [(kind, pytest.approx(float(mean))) for kind, mean in rows] == expected
+    assert "number of transactions, a count, averaged per hour" in compiled.reading

@@ -20,7 +20,8 @@ from askchain.generation.semantic_doubt import (
     reason_to_doubt, without_filters_a_share_counts, without_grouped_counts, without_unnamed_dimensions,
     without_unnamed_flags, without_unnamed_measures, without_values_no_row_has)
 from askchain.generation.semantic_fit import (
-    TIME_DIMENSIONS, fitted, in_the_window_named, running_total_when_asked, with_the_filters_named)
+    TIME_DIMENSIONS, averaged_per_period_when_asked, fitted, in_the_window_named, running_total_when_asked,
+    with_the_filters_named)
 from askchain.prompt_data import escape_text
 from askchain.prompts import load_prompt
 
@@ -146,8 +147,9 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
 
 def fitted_to(context: SemanticContext, query: dict, question: str) -> dict:
     """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period and the governed
-    filters they name, with the running totals they ask for, and without measures, splits or true/false filters
-    nobody asked for, filters a share counts itself or values no row has (askchain.generation.semantic_doubt)."""
+    filters they name, with the running totals or the averages per period they ask for, and without measures, splits
+    or true/false filters nobody asked for, filters a share counts itself or values no row has
+    (askchain.generation.semantic_doubt)."""
     if not isinstance(query, dict):
         return query  # the layer says what is wrong with it
     spec = context.model.specs.get(query.get("model", ""))
@@ -157,6 +159,7 @@ def fitted_to(context: SemanticContext, query: dict, question: str) -> dict:
     query = in_the_window_named(query, context.window if spec is not None and spec.time else None)
     if spec is not None:
         query = running_total_when_asked(with_the_filters_named(query, context.filters, spec), question, spec)
+        query = averaged_per_period_when_asked(query, question, spec)
     return without_unnamed_measures(context.model, without_grouped_counts(context.model, query), question)
 
 

@@ -20,6 +20,8 @@ question never asks for. Each rule is one function over the query (a dict as the
   dimension already (`with_the_filters_named`, applied alike).
 - A question asking for a running total ("cumulative", "running total") of a series over time gets its measures'
   running totals (`running_total_when_asked`, applied alike: it reads the model's time dimensions).
+- A question asking for an average per hour (day, week, month) of what a measure sums or counts gets the measure
+  averaged over the window's periods (`averaged_per_period_when_asked`, applied alike: it reads the measures).
 """
 
 from __future__ import annotations
@@ -149,6 +151,54 @@ def running_total_when_asked(query: dict, question: str, spec: ModelSpec) -> dic
     if not (ASKS_FOR_RUNNING_TOTAL.search(question) and query.get("measures") and spec.running_over(dimensions)):
         return query
     return {**query, "running_total": True}
+
+
+#: Words asking for a measure's average over the hours (days, weeks, months) of a window: "the average number of
+#: transactions per hour", "average daily burn", "blocks a day on average", "in an average week". No "per" between
+#: the average and its period ("average transactions per block per day" averages per block).
+ASKS_FOR_AVERAGE_PER = re.compile(
+    r"\b(?:average|mean|typical)\b(?:(?!\bper\b)[^.?;]){0,60}?\b(?:per|an?)\s+(hour|day|week|month)\b"
+    r"|\b(?:average|mean|typical)\s+(hourly|daily|weekly|monthly)\b|\b(hourly|daily|weekly|monthly)\s+(?:average|mean)\b"
+    r"|\b(?:per|an?)\s+(hour|day|week|month)\s+on\s+average\b|\ban\s+average\s+(hour|day|week|month)\b",
+    re.IGNORECASE)
+#: Each period named by its adverb.
+GRAIN_OF = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month"}
+#: Words asking for a series of the periods ("the average ... for each day", "each of the last 7 days"): one figure
+#: per period, which an average over those periods would not give.
+ASKS_FOR_EACH_PERIOD = re.compile(r"\b(?:each|every)\s+(?:single\s+)?(hour|day|week|month)\b"
+                                  r"(?!\s+of\s+(?:the\s+)?(?:week|day)\b)"
+                                  r"|\beach\s+of\s+the\s+(?:(?:last|past|previous)\s+)?(?:\w+\s+)?(hour|day|week|month)s\b"
+                                  r"|\b(day)[- ]by[- ]day\b", re.IGNORECASE)
+#: A measure that sums or counts, whose totals per period can be averaged; a mean, an extreme or a ratio cannot.
+SUMS_OR_COUNTS = re.compile(r"\.(?:sum|count|nunique)\(")
+OTHER_AGGREGATE = re.compile(r"\.(?:mean|max|min|median|quantile|mode|first|last|approx_\w+)\(")
+#: The series dimension each period splits by already (its own averaging would change nothing).
+PERIOD_DIMENSIONS = {"hour": "hour_of_day", "day": "day", "week": "week", "month": "month"}
+ASKS_FOR_HOUR_OF_DAY = re.compile(r"\bhours?\s+of\s+(?:the\s+)?day\b", re.IGNORECASE)
+
+
+def averaged_per_period_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
+    """Measures that sum or count, averaged over the periods of the window where the question asks for an average
+    per hour (day, week, month) and no series of periods; the dimension of that period, which the average runs over,
+    dropped (the hour of the day only where the question does not name it)."""
+    asked = ASKS_FOR_AVERAGE_PER.search(question)
+    grain = next(GRAIN_OF.get(g.lower(), g.lower()) for g in asked.groups() if g) if asked else None
+    each = {g.lower() for found in ASKS_FOR_EACH_PERIOD.finditer(question) for g in found.groups() if g}
+    measures = query.get("measures") if isinstance(query.get("measures"), list) else []
+    if grain is None or grain in each or query.get("running_total") or spec.time is None \
+            or not measures or not all(_sums_or_counts(spec, m) for m in measures):
+        return query
+    period = PERIOD_DIMENSIONS[grain]
+    dropped = {"block_time", period} - ({period} if ASKS_FOR_HOUR_OF_DAY.search(question) and grain == "hour" else set())
+    dimensions = [d for d in query.get("dimensions") or [] if d not in dropped]
+    order = [o for o in query.get("order_by") or [] if not (isinstance(o, dict) and o.get("field") in dropped)]
+    return {**query, "dimensions": dimensions, "order_by": order, "average_per": grain}
+
+
+def _sums_or_counts(spec: ModelSpec, measure: str) -> bool:
+    field = spec.measures.get(measure) if isinstance(measure, str) else None
+    return field is not None and field.unit not in ("fraction", "percentage") \
+        and bool(SUMS_OR_COUNTS.search(field.expr)) and not OTHER_AGGREGATE.search(field.expr)
 
 
 #: What a model writes for "no value" as if it were one.

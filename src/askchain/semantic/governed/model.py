@@ -95,11 +95,14 @@ class SemanticModel:
         window = self._window_filter(spec, query)
         filters = [_filter_spec(spec, f, steps or {}) for f in query.filters]
         try:
-            expression = self.models[query.model].query(
-                dimensions=query.dimensions, measures=query.measures, filters=window + filters,
-                order_by=[(o.field, o.direction) for o in query.order_by] or None, limit=query.limit,
-            ).to_untagged()
-            sql = ibis.to_sql(_with_running_totals(expression, query, spec), dialect="bigquery")
+            if query.average_per:
+                expression = _averaged_per_period(self.models[query.model], query, spec, window + filters)
+            else:
+                expression = _with_running_totals(self.models[query.model].query(
+                    dimensions=query.dimensions, measures=query.measures, filters=window + filters,
+                    order_by=[(o.field, o.direction) for o in query.order_by] or None, limit=query.limit,
+                ).to_untagged(), query, spec)
+            sql = ibis.to_sql(expression, dialect="bigquery")
         except (BSLError, IbisError, ValueError, KeyError) as exc:  # the layer's word on the query, for its revision
             raise SemanticQueryError(first_line(exc)) from exc
         return CompiledQuery(compose(readable_sql(sql, self.sql_schema), steps or {}),
@@ -132,6 +135,39 @@ def _with_running_totals(table, query: SemanticQuery, spec: ModelSpec):
     totals = {f"{m}_running_total": table[m].sum().over(window) for m in query.measures}
     order = [ibis.desc(table[o.field]) if o.direction == "desc" else table[o.field] for o in query.order_by]
     return table.mutate(**totals).order_by(order or [table[over]])
+
+
+#: Each period a measure is averaged over, from the event time, as the models' own day, week and month dimensions
+#: write it.
+PERIODS = {"hour": lambda time: time.truncate("h"), "day": lambda time: time.date(),
+           "week": lambda time: time.date().truncate("W"), "month": lambda time: time.date().truncate("M")}
+#: The name the period takes inside the query (never shown: the outer query groups by the asked dimensions only).
+PERIOD = "period"
+
+
+def averaged_name(measure: str, grain: str) -> str:
+    """The column of a measure averaged per period (`transaction_count` per hour: `avg_transaction_count_per_hour`)."""
+    return f"avg_{measure}_per_{grain}"
+
+
+def _averaged_per_period(model, query: SemanticQuery, spec: ModelSpec, filters: list):
+    """Each measure summed or counted per period of the window (and per value of the asked dimensions), then averaged
+    over the periods (ibis writes the two levels), ordered and limited after averaging."""
+    if spec.time is None or not query.measures:
+        raise SemanticQueryError(f"an average per {query.average_per} needs a measure and a model with a time column")
+    if query.running_total:
+        raise SemanticQueryError("a running total and an average per period cannot be asked together")
+    grain, time = query.average_per, spec.time.removeprefix("_.")
+    periods = model.with_dimensions(**{PERIOD: lambda table: PERIODS[grain](table[time])}).query(
+        dimensions=[*query.dimensions, PERIOD], measures=query.measures, filters=filters).to_untagged()
+    named = {m: averaged_name(m, grain) for m in query.measures}
+    table = periods.group_by(query.dimensions).aggregate(
+        **{named[m]: periods[m].mean() for m in query.measures}) if query.dimensions else periods.aggregate(
+        **{named[m]: periods[m].mean() for m in query.measures})
+    order = [ibis.desc(table[named.get(o.field, o.field)]) if o.direction == "desc" else table[named.get(
+        o.field, o.field)] for o in query.order_by]
+    table = table.order_by(order) if order else table
+    return table.limit(query.limit) if query.limit else table
 
 
 def _in_percent(query: SemanticQuery, spec: ModelSpec) -> SemanticQuery:

@@ -23,6 +23,9 @@ LIST_OPERATORS = frozenset({"in", "not in"})
 NULL_OPERATORS = frozenset({"is null", "is not null"})
 
 Scalar = str | int | float | bool
+#: The periods a measure can be averaged over (`average_per`).
+Grain = Literal["hour", "day", "week", "month"]
+GRAINS: tuple[str, ...] = Grain.__args__
 
 
 class Window(BaseModel):
@@ -65,10 +68,13 @@ class SemanticQuery(BaseModel):
     #: Each measure also as its running total over the query's time dimension (`<measure>_running_total`, one run
     #: per value of its other dimensions), as "running total" or "cumulative" asks. Set from the words alike.
     running_total: bool = False
+    #: Each measure as its average over the hours (days, weeks, months) of the window: summed or counted per period,
+    #: then averaged, as "the average number of transactions per hour" asks. Set from the words alike.
+    average_per: Grain | None = None
 
 
 #: The keys askchain.generation.semantic_fit sets from the question's words, never the model: outside the grammar.
-SET_FROM_WORDS = ("percent", "running_total")
+SET_FROM_WORDS = ("percent", "running_total", "average_per")
 
 
 def _names(values: list[str]) -> dict:

@@ -130,6 +130,8 @@ def query_reading(query: SemanticQuery, spec: ModelSpec, windows: dict[str, Wind
         measured.append(f"{label}, {units.get(field.unit, field.unit)}" if field.unit else label)
     dimensions = [spec.dimensions[name].label for name in query.dimensions]
     parts = ["; ".join(measured) if measured else f"{', '.join(dimensions)} of {model_words}"]
+    if query.average_per and measured:
+        parts[0] += f", averaged per {query.average_per}"
     window = windows.get(query.window.name) if query.window else None
     parts.append("window: " + (window.reading.format(n=query.window.n) if window else "the whole dataset"))
     if query.dimensions and measured:
