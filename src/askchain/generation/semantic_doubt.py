@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable
 from askchain.generation.semantic_fit import RANKS, TIME_DIMENSIONS
 from askchain.numbers import COUNT, as_digits, question_numbers
 from askchain.semantic.governed.naming import (
-    ACRONYM_PLURAL, COUNTED_CONDITION, columns_read, field_phrases, names_phrase, phrase_words, stem)
+    ACRONYM_PLURAL, columns_read, counted_conditions, field_phrases, names_phrase, phrase_words, stem)
 
 if TYPE_CHECKING:
     from askchain.semantic.governed import SemanticModel
@@ -205,7 +205,7 @@ def _share_columns(measure: Field) -> set[str]:
     """The columns a share measure's condition reads; none for a measure that is no share of counted rows."""
     if measure.unit != "fraction":
         return set()
-    return {column for match in COUNTED_CONDITION.finditer(measure.expr) for column in columns_read(match["condition"])}
+    return set(columns_read(counted_conditions(measure.expr)))
 
 
 def without_values_no_row_has(model: SemanticModel, query: dict) -> dict:

@@ -7,6 +7,8 @@ import difflib
 import math
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import Token, TokenType
 
 def did_you_mean(name: str, choices: list[str]) -> str:
     """Close spellings, and names contained in each other (`timestamp` for `block_timestamp`)."""
@@ -171,3 +173,14 @@ def literal_number(node: exp.Expression) -> float | None:
         except ValueError:
             return None
     return None
+
+
+def tokens_with_depth(sql: str, dialect: str) -> list[tuple[Token, int]]:
+    """Each token of `sql` with its parenthesis depth, a parenthesis counted with what it opens (`(` at 1, its `)`
+    back at 0): the tokens at depth 0 other than a parenthesis are the outermost query's own clauses, where a repair
+    edits the text as written. Raises sqlglot's TokenError where `sql` does not tokenize."""
+    depth, found = 0, []
+    for token in Dialect.get_or_raise(dialect).tokenize(sql):
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        found.append((token, depth))
+    return found

@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Collection
 
-from sqlglot import exp, tokens
-from sqlglot.dialects.dialect import Dialect
+from sqlglot import exp
 from sqlglot.errors import SqlglotError
+from sqlglot.tokens import TokenType
 
 from askchain.rules.amounts import amounts_kept
 from askchain.rules.analysis import Analysis, readable
 from askchain.rules.base import Repair, Repaired
+from askchain.rules.sql import tokens_with_depth
 
 
 def show_ranking_measure(sql: str, dialect: str, raw_units: Collection[str] = (),
@@ -61,19 +62,14 @@ def _projection_end(sql: str, dialect: str) -> tuple[int, bool] | None:
     """Where the outermost projection's text ends: just after its last token before the outermost FROM (comments
     stay after the insertion), and whether that token is a trailing comma; None without such a FROM, or when FROM
     comes first (DuckDB's `FROM t SELECT ...`)."""
-    depth, selected, previous = 0, False, None
-    for token in Dialect.get_or_raise(dialect).tokenize(sql):
-        kind = token.token_type
-        if kind == tokens.TokenType.L_PAREN:
-            depth += 1
-        elif kind == tokens.TokenType.R_PAREN:
-            depth -= 1
-        elif depth == 0 and kind == tokens.TokenType.SELECT:
+    selected, previous = False, None
+    for token, depth in tokens_with_depth(sql, dialect):
+        if depth == 0 and token.token_type == TokenType.SELECT:
             selected = True
-        elif depth == 0 and kind == tokens.TokenType.FROM:
+        elif depth == 0 and token.token_type == TokenType.FROM:
             if not selected or previous is None:
                 return None
-            return previous.end + 1, previous.token_type == tokens.TokenType.COMMA
+            return previous.end + 1, previous.token_type == TokenType.COMMA
         previous = token
     return None
 

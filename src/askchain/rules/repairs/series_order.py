@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
@@ -24,7 +23,7 @@ from askchain.generation.sql_text import apply_edits
 from askchain.rules.analysis import Analysis, readable
 from askchain.rules.base import Repair, Repaired
 from askchain.rules.repairs.windows import time_columns
-from askchain.rules.sql import bare_sql
+from askchain.rules.sql import bare_sql, tokens_with_depth
 
 #: Tokens that end an ORDER BY clause at its own depth.
 _ORDER_ENDS = {TokenType.LIMIT, TokenType.SEMICOLON, TokenType.OFFSET, TokenType.FETCH}
@@ -71,16 +70,14 @@ def _over_time(expression: exp.Expression, times: frozenset[str]) -> bool:
 def _order_span(sql: str, dialect: str) -> tuple[int, int] | None:
     """The characters of the outermost ORDER BY clause (first and last, inclusive); None without one."""
     try:
-        tokens = Dialect.get_or_raise(dialect).tokenize(sql)
+        found = tokens_with_depth(sql, dialect)
     except SqlglotError:
         return None
-    depth, start, end = 0, None, None
-    for token in tokens:
-        kind = token.token_type
-        if start is not None and depth == 0 and kind in _ORDER_ENDS:
+    start, end = None, None
+    for token, depth in found:
+        if start is not None and depth == 0 and token.token_type in _ORDER_ENDS:
             break
-        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(kind, 0)
-        if start is None and depth == 0 and kind == TokenType.ORDER_BY:
+        if start is None and depth == 0 and token.token_type == TokenType.ORDER_BY:
             start = token.start
         if start is not None:
             end = token.end

@@ -10,13 +10,13 @@ top tokens", "the most recent transactions", "a few examples")."""
 from __future__ import annotations
 
 from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 from askchain.generation.sql_text import apply_edits
 from askchain.numbers import SOME_ROWS, question_numbers
 from askchain.rules.analysis import Analysis, readable
 from askchain.rules.base import Repair, Repaired
+from askchain.rules.sql import tokens_with_depth
 
 
 
@@ -33,12 +33,10 @@ def drop_unasked_limit(sql: str, dialect: str, question: str,
     if count is None or not count.is_int or count.to_py() <= 1 or tree.args.get("offset") or \
             count.to_py() in question_numbers(question):
         return sql, []
-    tokens = Dialect.get_or_raise(dialect).tokenize(sql)  # it parsed: it tokenizes
-    depth, at = 0, None
-    for i, token in enumerate(tokens):
-        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
-        if depth == 0 and token.token_type == TokenType.LIMIT:
-            at = i
+    found = tokens_with_depth(sql, dialect)  # it parsed: it tokenizes
+    tokens = [token for token, _ in found]
+    at = max((i for i, (token, depth) in enumerate(found) if depth == 0 and token.token_type == TokenType.LIMIT),
+             default=None)
     if at is None or at == 0 or at + 1 >= len(tokens) or tokens[at + 1].text != count.this:
         return sql, []
     return apply_edits(sql, [(tokens[at - 1].end + 1, tokens[at + 1].end, "",

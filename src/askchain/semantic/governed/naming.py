@@ -23,7 +23,7 @@ _COLUMN = re.compile(r"(?<![\w.])_\.(\w+)")
 #: A column tested for NULL (`_.to_address.isnull()`).
 _NULL_TEST = re.compile(r"(?<![\w.])_\.(\w+)\.(?:isnull|notnull)\(\)")
 #: A counted condition as the model's YAML writes it (`_.count(where=_.receipt_status == 0)`).
-COUNTED_CONDITION = re.compile(r"count\(where=(?P<condition>(?:[^()]|\([^()]*\))*)\)")
+_COUNTED_CONDITION = re.compile(r"count\(where=(?P<condition>(?:[^()]|\([^()]*\))*)\)")
 
 
 def stem(word: str) -> str:
@@ -58,6 +58,12 @@ def columns_read(expression: str) -> list[str]:
     """The columns an expression as the model's YAML writes it reads, by the names its model's table gives them
     (`_.trace_address.notnull()` reads `trace_address`): a measure reading one of them reads the dimension."""
     return _COLUMN.findall(expression)
+
+
+def counted_conditions(expression: str) -> str:
+    """The conditions a measure's expression as the YAML writes it counts rows by, joined by `&`
+    (`_.count(where=_.receipt_status == 0) / _.count()`: `_.receipt_status == 0`); "" where it counts none."""
+    return " & ".join(match["condition"] for match in _COUNTED_CONDITION.finditer(expression))
 
 
 class Flag(NamedTuple):
@@ -95,4 +101,4 @@ def _naming_fields(spec: ModelSpec) -> Iterator[tuple[Field, dict[str, bool], bo
         if field.unit in ("boolean", "number"):
             yield field, sources(field.expr), field.unit == "boolean"
     for field in spec.measures.values():
-        yield field, sources(" & ".join(match["condition"] for match in COUNTED_CONDITION.finditer(field.expr))), True
+        yield field, sources(counted_conditions(field.expr)), True
