@@ -278,3 +278,18 @@ def test_the_period_averaged_over_is_no_split_and_another_period_stays():
 ])
 def test_no_average_per_period_unless_asked_of_a_sum_or_count(query, question):
     assert averaged_per_period_when_asked(query, question, TRANSACTIONS) == query
+
+
+def test_a_mean_nobody_named_gives_way_to_the_count_the_average_is_asked_of():
+    """"Average" draws the model to a mean; the question names what it averages per hour: the transactions."""
+    picked = {**DAILY, "measures": ["avg_gas_price_gwei"], "dimensions": [], "order_by": [
+        {"field": "avg_gas_price_gwei", "direction": "desc"}]}
+    question = "What was the average number of transactions per hour over the three days before today?"
+    assert averaged_per_period_when_asked(picked, question, TRANSACTIONS) == {
+        **picked, "measures": ["transaction_count"], "order_by": [], "average_per": "hour"}
+
+
+def test_a_mean_the_question_names_stays():
+    picked = {**DAILY, "measures": ["avg_gas_price_gwei"], "dimensions": []}
+    question = "What was the average gas price per hour of transactions over the last 3 days?"
+    assert averaged_per_period_when_asked(picked, question, TRANSACTIONS) == picked

@@ -30,7 +30,7 @@ import re
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from askchain.pipeline.limits import SOME_ROWS, question_numbers
-from askchain.semantic.governed.naming import columns_read
+from askchain.semantic.governed.naming import columns_read, field_phrases, names_phrase, phrase_words
 
 if TYPE_CHECKING:
     from askchain.semantic.governed.reading import ModelSpec
@@ -180,19 +180,38 @@ ASKS_FOR_HOUR_OF_DAY = re.compile(r"\bhours?\s+of\s+(?:the\s+)?day\b", re.IGNORE
 def averaged_per_period_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
     """Measures that sum or count, averaged over the periods of the window where the question asks for an average
     per hour (day, week, month) and no series of periods; the dimension of that period, which the average runs over,
-    dropped (the hour of the day only where the question does not name it)."""
+    dropped (the hour of the day only where the question does not name it). "Average" draws a small model to a mean
+    measure the question never names (the average gas price for "the average number of transactions per hour"):
+    where each measure picked is such a mean and the question names one measure that sums or counts, by a phrase of
+    its own, that measure is averaged instead."""
     asked = ASKS_FOR_AVERAGE_PER.search(question)
     grain = next(GRAIN_OF.get(g.lower(), g.lower()) for g in asked.groups() if g) if asked else None
     each = {g.lower() for found in ASKS_FOR_EACH_PERIOD.finditer(question) for g in found.groups() if g}
     measures = query.get("measures") if isinstance(query.get("measures"), list) else []
-    if grain is None or grain in each or query.get("running_total") or spec.time is None \
-            or not measures or not all(_sums_or_counts(spec, m) for m in measures):
+    if grain is None or grain in each or query.get("running_total") or spec.time is None or not measures:
         return query
+    if not all(_sums_or_counts(spec, m) for m in measures):
+        measures = _named_sum_or_count(spec, measures, phrase_words(question))
+        if not measures:
+            return query
     period = PERIOD_DIMENSIONS[grain]
     dropped = {"block_time", period} - ({period} if ASKS_FOR_HOUR_OF_DAY.search(question) and grain == "hour" else set())
     dimensions = [d for d in query.get("dimensions") or [] if d not in dropped]
-    order = [o for o in query.get("order_by") or [] if not (isinstance(o, dict) and o.get("field") in dropped)]
-    return {**query, "dimensions": dimensions, "order_by": order, "average_per": grain}
+    order = [o for o in query.get("order_by") or [] if not (isinstance(o, dict) and (
+        o.get("field") in dropped or o.get("field") in spec.measures and o.get("field") not in measures))]
+    return {**query, "measures": measures, "dimensions": dimensions, "order_by": order, "average_per": grain}
+
+
+def _named_sum_or_count(spec: ModelSpec, picked: list, asked: tuple[str, ...]) -> list[str]:
+    """The one measure of `spec` that sums or counts and that the question's words `asked` name, where no measure
+    `picked` is named by them; none otherwise."""
+    def named(measure: str) -> bool:
+        return measure in spec.measures and names_phrase(field_phrases(spec.measures[measure]), asked)
+
+    if any(isinstance(m, str) and named(m) for m in picked):
+        return []
+    found = [m for m in spec.measures if _sums_or_counts(spec, m) and named(m)]
+    return found if len(found) == 1 else []
 
 
 def _sums_or_counts(spec: ModelSpec, measure: str) -> bool:
