@@ -235,21 +235,39 @@ def test_a_running_total_runs_over_the_time_dimension_within_each_other_value(se
         assert [row[3] for row in own] == [sum(r[2] for r in own[:i + 1]) for i in range(len(own))]
 
 
-def test_an_average_per_period_averages_the_totals_of_each_period(semantic_model, run_pinned):
-    """Counted per hour of the window (and per asked dimension), then averaged over those hours: the mean of the
-    hourly counts, named for it and read so; its order and limit apply to the averages."""
+def test_an_average_per_hour_over_a_fixed_window_divides_by_its_hours(semantic_model, run_pinned):
+    """The last 3 days span 72 hours, whether or not each holds a transaction: each type's count over 72, one
+    aggregate as an analyst writes it, named and read as an average; its order and limit apply to the averages."""
     query = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["transaction_type"],
              "window": {"name": "last_n_days", "n": 3}, "average_per": "hour",
              "order_by": [{"field": "transaction_count", "direction": "desc"}], "limit": 2}
     compiled = semantic_model.compile(query)
     columns, rows = run_pinned(compiled.sql)
-    hourly = semantic_model.compile({**query, "dimensions": ["transaction_type", "day", "hour_of_day"],
-                                     "average_per": None, "order_by": [], "limit": None})
-    _, counts = run_pinned(hourly.sql)
-    means = {}
-    for kind, _, _, count in counts:
-        means.setdefault(kind, []).append(count)
-    expected = sorted(((kind, sum(c) / len(c)) for kind, c in means.items()), key=lambda row: -row[1])[:2]
+    _, totals = run_pinned(semantic_model.compile({**query, "average_per": None, "limit": None}).sql)
     assert columns == ["transaction_type", "avg_transaction_count_per_hour"]
-    assert [(kind, pytest.approx(float(mean))) for kind, mean in rows] == expected
+    assert [(kind, pytest.approx(float(mean))) for kind, mean in rows] == [(kind, n / 72) for kind, n in totals[:2]]
+    assert "COUNT(*) / 72" in compiled.sql and sqlglot.parse_one(compiled.sql, read="bigquery").find(exp.Subquery) is None
     assert "number of transactions, a count, averaged per hour" in compiled.reading
+
+
+def test_an_average_per_day_split_by_weekday_averages_the_days_present(semantic_model, run_pinned):
+    """Split by weekday, the days of each are not known from the window: each day's count, averaged per weekday."""
+    query = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["weekday"],
+             "window": {"name": "last_n_days", "n": 14}, "average_per": "day"}
+    columns, rows = run_pinned(semantic_model.compile(query).sql)
+    _, daily = run_pinned(semantic_model.compile({**query, "dimensions": ["weekday", "day"], "average_per": None}).sql)
+    counts: dict = {}
+    for weekday, _, count in daily:
+        counts.setdefault(weekday, []).append(count)
+    assert columns == ["weekday", "avg_transaction_count_per_day"]
+    assert {weekday: pytest.approx(float(mean)) for weekday, mean in rows} == {
+        weekday: sum(c) / len(c) for weekday, c in counts.items()}
+
+
+def test_a_window_of_fixed_length_knows_its_periods(semantic_model):
+    """What an average per period divides by; a window whose length varies (today so far, a calendar month) has none."""
+    windows = semantic_model.windows
+    assert windows["last_n_days"].periods(1, 3) == 72 and windows["last_n_days"].periods(24, 3) == 3
+    assert windows["yesterday"].periods(1, None) == 24 and windows["last_n_hours"].periods(1, 6) == 6
+    assert windows["last_n_weeks"].periods(24, 2) == 14 and windows["last_n_days"].periods(168, 3) is None
+    assert {name for name, w in windows.items() if w.hours is None} >= {"none", "today", "this_week"}

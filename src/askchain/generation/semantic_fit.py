@@ -31,13 +31,11 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from askchain.pipeline.limits import SOME_ROWS, question_numbers
 from askchain.semantic.governed.naming import columns_read, field_phrases, names_phrase, phrase_words
+from askchain.semantic.governed.reading import TIME_DIMENSIONS
 
 if TYPE_CHECKING:
     from askchain.semantic.governed.reading import ModelSpec
 
-#: The dimensions that split by time (every model names them alike: `block_time` is the raw event time).
-TIME_DIMENSIONS = frozenset({"block_time", "hour_of_day", "day", "weekday", "weekday_number", "week", "month",
-                             "year", "day_of_year"})
 #: Words that ask for a result split by time, or for a time itself.
 ASKS_FOR_TIME = re.compile(
     r"\b(?:per|each|every|by|a|which|what|busiest|quietest)[\s-]+(?:single\s+)?(?:day|date|hour|week|month|weekday|year)"

@@ -19,12 +19,13 @@ import ibis
 import yaml
 from boring_semantic_layer import from_config
 from boring_semantic_layer.errors import BSLError
+from boring_semantic_layer.safe_eval import safe_eval
 from ibis.common.exceptions import IbisError
 from pydantic import ValidationError
 
 from askchain.errors import ConfigError, SemanticQueryError, first_line
 from askchain.semantic.governed.query import LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, query_schema
-from askchain.semantic.governed.reading import Field, ModelSpec, WindowSpec, query_reading
+from askchain.semantic.governed.reading import TIME_DIMENSIONS, Field, ModelSpec, WindowSpec, query_reading
 from askchain.semantic.governed.sql import readable_sql
 from askchain.semantic.governed.steps import EarlierStep, StepRef, compose, placeholder
 from askchain.semantic.governed.tables import build_views, column_sources, schema_tables
@@ -96,7 +97,8 @@ class SemanticModel:
         filters = [_filter_spec(spec, f, steps or {}) for f in query.filters]
         try:
             if query.average_per:
-                expression = _averaged_per_period(self.models[query.model], query, spec, window + filters)
+                expression = _averaged_per_period(self.models[query.model], query, spec, window + filters,
+                                                  self.windows.get(query.window.name) if query.window else None)
             else:
                 expression = _with_running_totals(self.models[query.model].query(
                     dimensions=query.dimensions, measures=query.measures, filters=window + filters,
@@ -141,6 +143,8 @@ def _with_running_totals(table, query: SemanticQuery, spec: ModelSpec):
 #: write it.
 PERIODS = {"hour": lambda time: time.truncate("h"), "day": lambda time: time.date(),
            "week": lambda time: time.date().truncate("W"), "month": lambda time: time.date().truncate("M")}
+#: Each period's length in hours, for the number of periods a fixed window spans (a month's varies: none).
+GRAIN_HOURS = {"hour": 1, "day": 24, "week": 168, "month": None}
 #: The name the period takes inside the query (never shown: the outer query groups by the asked dimensions only).
 PERIOD = "period"
 
@@ -150,23 +154,30 @@ def averaged_name(measure: str, grain: str) -> str:
     return f"avg_{measure}_per_{grain}"
 
 
-def _averaged_per_period(model, query: SemanticQuery, spec: ModelSpec, filters: list):
-    """Each measure summed or counted per period of the window (and per value of the asked dimensions), then averaged
-    over the periods (ibis writes the two levels), ordered and limited after averaging."""
+def _averaged_per_period(model, query: SemanticQuery, spec: ModelSpec, filters: list, window: WindowSpec | None):
+    """Each measure's total over the window divided by the periods the window spans (an hour with no transaction
+    counts as none), where the window's length is fixed and no time dimension splits it; otherwise summed or counted
+    per period present and averaged over those. Ordered and limited after averaging."""
     if spec.time is None or not query.measures:
         raise SemanticQueryError(f"an average per {query.average_per} needs a measure and a model with a time column")
     if query.running_total:
         raise SemanticQueryError("a running total and an average per period cannot be asked together")
-    grain, time = query.average_per, spec.time.removeprefix("_.")
-    periods = model.with_dimensions(**{PERIOD: lambda table: PERIODS[grain](table[time])}).query(
-        dimensions=[*query.dimensions, PERIOD], measures=query.measures, filters=filters).to_untagged()
+    grain = query.average_per
     named = {m: averaged_name(m, grain) for m in query.measures}
-    table = periods.group_by(query.dimensions).aggregate(
-        **{named[m]: periods[m].mean() for m in query.measures}) if query.dimensions else periods.aggregate(
-        **{named[m]: periods[m].mean() for m in query.measures})
-    order = [ibis.desc(table[named.get(o.field, o.field)]) if o.direction == "desc" else table[named.get(
-        o.field, o.field)] for o in query.order_by]
-    table = table.order_by(order) if order else table
+    order = [(named.get(o.field, o.field), o.direction) for o in query.order_by]
+    fixed = window is not None and GRAIN_HOURS[grain] and not set(query.dimensions) & TIME_DIMENSIONS
+    periods = window.periods(GRAIN_HOURS[grain], query.window.n) if fixed else None
+    if periods:  # one aggregate: each measure's own expression over the periods, parsed as BSL parses the YAML's
+        per = model.with_measures(**{named[m]: safe_eval(f"({spec.measures[m].expr}) / {periods}",
+                                                         context={"_": ibis._}).unwrap() for m in query.measures})
+        return per.query(dimensions=query.dimensions, measures=list(named.values()), filters=filters,
+                         order_by=order or None, limit=query.limit).to_untagged()
+    time = spec.time.removeprefix("_.")
+    per = model.with_dimensions(**{PERIOD: lambda table: PERIODS[grain](table[time])}).query(
+        dimensions=[*query.dimensions, PERIOD], measures=query.measures, filters=filters).to_untagged()
+    averages = {named[m]: per[m].mean() for m in query.measures}  # ibis writes the two levels
+    table = per.group_by(query.dimensions).aggregate(**averages) if query.dimensions else per.aggregate(**averages)
+    table = table.order_by([ibis.desc(table[f]) if d == "desc" else table[f] for f, d in order]) if order else table
     return table.limit(query.limit) if query.limit else table
 
 

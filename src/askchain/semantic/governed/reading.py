@@ -6,6 +6,7 @@ fraction (0-1); window: the 7 full UTC days before today; grouped by day".
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
 
 #: Dimension units a running total runs over (a date, a time, an hour).
 TIME_UNITS = frozenset({"date", "timestamp", "hour"})
+#: The dimensions that split by time (every model names them alike: `block_time` is the raw event time).
+TIME_DIMENSIONS = frozenset({"block_time", "hour_of_day", "day", "weekday", "weekday_number", "week", "month",
+                             "year", "day_of_year"})
 
 
 @dataclass(frozen=True)
@@ -107,11 +111,21 @@ class WindowSpec:
     reading: str
     filter: str | None
     parameter: str | None
+    #: How many hours the window spans, where that is fixed: a number (`24`) or a multiple of its parameter
+    #: (`24 * n`); None for a window whose length varies (today so far, a calendar month).
+    hours: int | str | None = None
 
     @classmethod
     def of(cls, name: str, config: dict) -> WindowSpec:
         return cls(name=name, description=config.get("description", ""), reading=config.get("reading", name),
-                   filter=config.get("filter"), parameter=config.get("parameter"))
+                   filter=config.get("filter"), parameter=config.get("parameter"), hours=config.get("hours"))
+
+    def periods(self, grain_hours: int, n: int | None) -> int | None:
+        """How many whole periods of `grain_hours` hours the window spans (the last 3 days: 72 hours, 3 days); None
+        where its length varies or is no whole number of them."""
+        times_n = re.fullmatch(r"(\d+)\s*\*\s*n", self.hours) if isinstance(self.hours, str) else None
+        hours = int(times_n[1]) * n if times_n and n else self.hours if isinstance(self.hours, int) else None
+        return hours // grain_hours if hours and hours % grain_hours == 0 else None
 
     def entry(self) -> dict:
         entry = {"name": self.name, "description": self.description}

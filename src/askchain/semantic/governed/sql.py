@@ -117,9 +117,10 @@ def _safe_text_cast(node: exp.Expression) -> exp.Expression:
 
 def _plain_division(node: exp.Expression) -> exp.Expression:
     """Ibis's IEEE_DIVIDE(a, b) as `a / b` when b is a non-zero number, else SAFE_DIVIDE (NULL, not an error, for
-    an empty group)."""
+    an empty group); one inside another's numerator too (a sum in ETH divided by the periods of a window), which a
+    transform does not visit once it replaces the outer one."""
     if isinstance(node, exp.Anonymous) and node.name.lower() == "ieee_divide" and len(node.expressions) == 2:
-        numerator, denominator = node.expressions
+        numerator, denominator = (part.transform(_plain_division) for part in node.expressions)
         if _nonzero(denominator):
             return exp.Div(this=_wrapped(numerator), expression=_wrapped(denominator))
         return exp.func("SAFE_DIVIDE", numerator, denominator, dialect=DIALECT)
