@@ -102,6 +102,8 @@ CASES = [
     ({"all_of": [{"compared": {"this": {"call": "CURRENT_DATE"}}}, {"interval": {}}]},
      "SELECT COUNTIF(DATE(timestamp) = CURRENT_DATE()), COUNTIF(DATE(timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)) "
      "FROM blocks", "SELECT COUNT(*) FROM blocks WHERE DATE(timestamp) = CURRENT_DATE()"),
+    ({"all_of": [{"table": "blocks"}, {"none_of": [{"table": "transactions"}]}]}, "SELECT COUNT(*) FROM blocks",
+     "SELECT COUNT(*) FROM transactions t JOIN blocks b ON b.number = t.block_number"),
     ({"intervals": {"distinct": 2, "unit": "DAY"}},
      "SELECT 1 FROM blocks WHERE DATE(timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 8 DAY) "
      "QUALIFY DATE(timestamp) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY)",
@@ -118,7 +120,7 @@ def test_a_predicate_holds_on_what_it_names_and_not_on_its_look_alikes(spec, rig
 
 def test_every_predicate_of_the_library_has_a_case():
     named = {name for spec, _, _ in CASES for name in _names(spec)}
-    assert set(MATCHERS) | {"any_of", "all_of", "intervals"} <= named
+    assert set(MATCHERS) | {"any_of", "all_of", "none_of", "intervals"} <= named
 
 
 def _names(spec) -> set[str]:

@@ -50,6 +50,7 @@ The library (arguments, then the node each predicate matches):
 - `unnest: {}`: an UNNEST read as a table (FROM, JOIN or a comma), not `x IN UNNEST(...)`.
 - `any_of: [P, ...]`: a node matching one of them; on the whole query, one of them holds.
 - `all_of: [P, ...]` (on the whole query only): each of them holds, each anywhere.
+- `none_of: [P, ...]` (on the whole query only): none of them holds anywhere (what a query never reads).
 - `intervals: {distinct: k, unit: NAME}` (on the whole query only): k or more different intervals (amount and unit)
   as `interval` finds them.
 """
@@ -128,13 +129,16 @@ def _one(spec: Any) -> tuple[str, Any]:
     return next(iter(spec.items()))
 
 
+#: How each combination of whole-query predicates holds.
+COMBINATIONS: dict[str, Callable] = {"any_of": any, "all_of": all, "none_of": lambda held: not any(held)}
+
+
 def _tree_test(spec: Any) -> Test:
     """A predicate on a whole tree: a combination, `intervals`, or a node predicate that some node matches."""
     name, args = _one(spec)
-    if name in ("any_of", "all_of"):
+    if name in COMBINATIONS:
         parts = [_tree_test(part) for part in _list(name, args)]
-        combine = any if name == "any_of" else all
-        return lambda tree: combine(part(tree) for part in parts)
+        return lambda tree: COMBINATIONS[name](part(tree) for part in parts)
     if name == "intervals":
         return _intervals(args)
     test = _matcher(spec)
@@ -147,11 +151,11 @@ def _matcher(spec: Any) -> Test:
     if name == "any_of":
         parts = [_matcher(part) for part in _list(name, args)]
         return lambda node: any(part(node) for part in parts)
-    if name in ("all_of", "intervals"):
+    if name in ("all_of", "none_of", "intervals"):
         raise PredicateError(f"{name} holds on a whole query, not on a node")
     if name not in MATCHERS:
         raise PredicateError(f"unknown predicate {name!r}; the library has {', '.join(sorted(MATCHERS))}, "
-                             "any_of, all_of and intervals")
+                             "any_of, all_of, none_of and intervals")
     return MATCHERS[name](args)
 
 

@@ -78,7 +78,7 @@ LAYER = get_domain("ethereum").semantic_layer()
      {"share_of_eth", "top_n", "share"}),
     ("What was the average blob gas price in gwei?", {"average", "blob", "gwei"}),  # not the gas price
     ("What share of type-2 transactions set a max priority fee of zero?", {"share", "transaction_type", "fee_caps"}),
-    ("How many type 2 transactions were sent yesterday?", {"transaction_type", "yesterday"}),
+    ("How many type 2 transactions were sent yesterday?", {"transaction_type", "yesterday", "transactions_counted"}),
     ("How many function sighashes does BAYC expose?", {"function_count", "nft_BAYC"}),
     ("Average priority fee of EIP-1559 transactions", {"average", "priority_fee", "transaction_type"}),  # the tip paid
     ("Which address received the most Transfer events, decoding the receiver from topic 2?",
