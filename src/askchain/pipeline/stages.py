@@ -215,7 +215,7 @@ def build_context(state: State, run: Run) -> StageOutput:
         question, run.dialect, run.dialect_label, schema.subset(linked).ddl() if linked else schema.ddl(), notes,
         value_hints=state.get("value_hints", []), db_id=schema.db_id,
         examples=[replace(e, sql=write_short(e.sql, short)) for e in state.get("examples", [])],
-        definitions=[write_short(r.definition, short) for r in state.get("definitions", [])],
+        definitions=[write_short(r.definition, short) for r in state.get("definitions", []) if r.definition],
         semantic=semantic_context(question, run, state.get("definitions", [])) if state["question"] else None,
     )
     covered = coverage(state["question"], schema, state.get("value_hints", []))

@@ -145,8 +145,9 @@ class Entry(BaseModel):
     kind: Kind
     terms: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
-    #: What the prompt shows: the definition with its SQL, as the model should write it.
-    definition: str
+    #: What the prompt shows: the definition with its SQL, as the model should write it; empty for an entry that
+    #: only checks (a convention the model keeps without being told, broken by habit the check catches).
+    definition: str = ""
     #: How the answer states the reading it applied (conventions); empty: not worth telling the user.
     reading: str = ""
     checks: tuple[Check, ...] = ()

@@ -617,3 +617,17 @@ def test_a_question_naming_one_period_names_its_governed_window(question, window
 ])
 def test_a_question_naming_a_status_names_its_governed_filter(question, values):
     assert [f["value"] for f in named_filters(LAYER.match(question)) if f["field"] == "status"] == values
+
+
+def test_an_entry_that_only_checks_adds_nothing_to_the_prompt(eth_engine):
+    """transactions_counted checks the table a count reads and shows no definition: the prompt is the window's only,
+    and the count over blocks it catches is sent back."""
+    blocks = f"SELECT EXTRACT(HOUR FROM timestamp) AS hour, COUNT(*) AS transactions FROM {B} WHERE {YESTERDAY.replace('block_timestamp', 'timestamp')} GROUP BY hour ORDER BY hour"
+    rows = f"SELECT EXTRACT(HOUR FROM block_timestamp) AS hour, COUNT(*) AS transactions FROM {T} WHERE {YESTERDAY} GROUP BY hour ORDER BY hour"
+    model = ScriptedModel({"direct": f"```sql\n{blocks}\n```", "revise": f"```sql\n{rows}\n```"})
+    result = ask("How many transactions were there in each hour of yesterday?", eth_engine, model=model,
+                 settings=free_sql_settings())
+    prompt = model.requests[0].messages[-1][1]
+    assert "yesterday" in prompt.split("Definitions for this question")[1] and "COUNT over blocks" not in prompt
+    revise = next(r for r in model.requests if r.template == "revise")
+    assert "a COUNT over blocks counts blocks" in revise.messages[-1][1] and result.sql == rows
