@@ -1,4 +1,4 @@
-"""Issue 47's three questions with the embedded model through `askchain ask`: answered right through the semantic
+"""Issue 47's three questions, and an average per hour, with the embedded model through `askchain ask`: answered right through the semantic
 path (the governed model's measures and windows), and the answer says what it measured and over which window."""
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ LAST_DAYS = ("DATE({ts}) >= DATE_SUB(CURRENT_DATE(), INTERVAL {n} DAY) AND DATE(
      "ON t.address = tt.token_address WHERE DATE(tt.block_timestamp) = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY) "
      "GROUP BY tt.token_address, t.symbol ORDER BY transfers DESC LIMIT 5",
      ("transfers", "yesterday")),
+    # the count of the window over the hours it spans (an hour without transactions counts), not a block's average
+    ("On average, how many transactions were there per hour over the last 3 days?",
+     f"SELECT COUNT(*) / 72 FROM {T} WHERE " + LAST_DAYS.format(ts="block_timestamp", n=3),
+     ("averaged per hour", "the 3 full UTC days before today")),
 ])
 def test_the_semantic_path_answers_and_says_what_it_measured(ask_cli, eth_engine, question, gold, reading):
     result, _ = ask_cli(question)
