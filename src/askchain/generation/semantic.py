@@ -20,10 +20,10 @@ from askchain.generation.semantic_doubt import (
     reason_to_doubt, without_filters_a_share_counts, without_grouped_counts, without_unnamed_dimensions,
     without_unnamed_flags, without_unnamed_measures, without_values_no_row_has)
 from askchain.generation.semantic_fit import (
-    TIME_DIMENSIONS, averaged_per_period_when_asked, fitted, in_the_window_named, running_total_when_asked,
-    with_the_filters_named)
+    averaged_per_period_when_asked, fitted, in_the_window_named, running_total_when_asked, with_the_filters_named)
 from askchain.prompt_data import escape_text
 from askchain.prompts import load_prompt
+from askchain.semantic.governed.reading import TIME_DIMENSIONS
 
 if TYPE_CHECKING:
     from askchain.config import GeneratorSettings

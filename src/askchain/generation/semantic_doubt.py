@@ -21,10 +21,11 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable
 
-from askchain.generation.semantic_fit import RANKS, TIME_DIMENSIONS
+from askchain.generation.semantic_fit import RANKS
 from askchain.numbers import COUNT, as_digits, question_numbers
 from askchain.semantic.governed.naming import (
     ACRONYM_PLURAL, columns_read, counted_conditions, field_phrases, names_phrase, phrase_words, stem)
+from askchain.semantic.governed.reading import TIME_DIMENSIONS
 
 if TYPE_CHECKING:
     from askchain.semantic.governed import SemanticModel

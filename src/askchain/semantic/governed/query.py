@@ -25,7 +25,6 @@ NULL_OPERATORS = frozenset({"is null", "is not null"})
 Scalar = str | int | float | bool
 #: The periods a measure can be averaged over (`average_per`).
 Grain = Literal["hour", "day", "week", "month"]
-GRAINS: tuple[str, ...] = Grain.__args__
 
 
 class Window(BaseModel):
