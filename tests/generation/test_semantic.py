@@ -136,3 +136,47 @@ def test_an_example_is_shown_as_the_model_picks_it_and_its_question_fits_the_res
     (candidate,) = semantic(ctx, scripted, cfg, 1, None)
     assert "running_total" not in scripted.requests[0].messages[-1][1]
     assert "transaction_count_running_total" in candidate.sql
+
+
+TOP_SENDERS = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["from_address"],
+               "window": {"name": "yesterday"}, "order_by": [{"field": "transaction_count", "direction": "desc"}],
+               "limit": 5}
+THEIR_TRANSFERS = {"model": "token_transfers", "measures": ["transfer_count"], "dimensions": [],
+                   "window": {"name": "yesterday"},
+                   "filters": [{"field": "from_address", "op": "=", "value": {"step": 1}}]}
+TOP_SENDERS_QUESTION = ("For the 5 addresses that sent the most transactions yesterday, how many token transfers did "
+                        "each send that day?")
+
+
+def test_where_the_question_may_need_steps_a_plan_becomes_one_candidate(model, cfg):
+    scripted = ScriptedModel({"semantic": json.dumps({"steps": [TOP_SENDERS, THEIR_TRANSFERS]})})
+    ctx = GenerationContext(TOP_SENDERS_QUESTION, "bigquery", "GoogleSQL", "",
+                            semantic=SemanticContext(model, plans=True))
+    (candidate,) = semantic(ctx, scripted, cfg, 1, None)
+    assert "WITH step_1 AS" in candidate.sql and "ON step_2.from_address = step_1.from_address" in candidate.sql
+    assert candidate.reading.startswith("step 1: number of transactions") and "then step 2" in candidate.reading
+    (request,) = scripted.requests
+    assert json.loads(request.json_schema) == reply_schema(model, plans=True)
+    assert request.max_tokens == 3 * cfg.max_tokens  # a plan writes up to three queries
+    assert '{"steps": [query, query]}' in request.messages[-1][1]
+
+
+def test_elsewhere_the_grammar_admits_no_plan_and_the_prompt_shows_none(model, cfg):
+    schema = reply_schema(model)
+    assert not any("steps" in option.get("properties", {}) for option in schema["anyOf"])
+    assert any("steps" in option.get("properties", {}) for option in reply_schema(model, plans=True)["anyOf"])
+    scripted = ScriptedModel({"semantic": json.dumps(FAILED_SHARE)})
+    semantic(context(model), scripted, cfg, 1, None)
+    assert '"steps"' not in scripted.requests[0].messages[-1][1]
+
+
+def test_plans_are_shown_last_and_only_where_a_plan_may_be_the_reply():
+    from askchain.generation.semantic import examples_for
+
+    plan = SemanticExample("For the 3 busiest senders yesterday, how many token transfers did each send?",
+                           {"steps": [TOP_SENDERS, THEIR_TRANSFERS]})
+    single = [SemanticExample("Which 5 addresses sent the most transactions yesterday?", TOP_SENDERS),
+              SemanticExample("What share of transactions failed yesterday?", FAILED_SHARE)]
+    assert plan not in examples_for(TOP_SENDERS_QUESTION, [plan, *single], 2, plans=False)
+    shown = examples_for(TOP_SENDERS_QUESTION, [plan, *single], 2, plans=True)
+    assert shown[-1] == plan and len(shown) == 2

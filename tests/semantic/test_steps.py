@@ -41,12 +41,17 @@ def test_a_step_filter_composes_the_earlier_query_and_counts_what_the_analysts_q
 
 @pytest.mark.parametrize("condition, reason", [
     ({"field": "from_address", "op": "in", "value": {"step": 2}}, "takes step 2's values; the earlier steps: 1"),
-    ({"field": "from_address", "op": "=", "value": {"step": 1}}, "take the operator 'in' or 'not in'"),
+    ({"field": "from_address", "op": ">", "value": {"step": 1}}, "take the operator 'in' or 'not in'"),
 ])
 def test_a_step_filter_the_layer_cannot_compose_is_rejected_with_its_reason(semantic_model, first_step, condition,
                                                                             reason):
     with pytest.raises(SemanticQueryError, match=reason):
         semantic_model.compile({**THEIR_TRANSFERS, "filters": [condition]}, first_step)
+
+
+def test_equal_to_a_step_is_in_its_values(semantic_model, first_step):
+    equal = {**THEIR_TRANSFERS, "filters": [{"field": "from_address", "op": "=", "value": {"step": 1}}]}
+    assert semantic_model.compile(equal, first_step).sql == semantic_model.compile(THEIR_TRANSFERS, first_step).sql
 
 
 def test_without_earlier_steps_a_step_filter_says_there_are_none(semantic_model):

@@ -47,6 +47,9 @@ class SemanticContext:
     window: dict | None = None
     #: The governed filters the question's words name (askchain.semantic.layer.named_filters).
     filters: tuple[dict, ...] = ()
+    #: Whether the reply may be a plan of several queries (askchain.semantic.governed.plans): the planner is on and
+    #: the question has words that mark a dependent step (askchain.pipeline.plan.may_need_steps).
+    plans: bool = False
 
 
 @dataclass

@@ -23,6 +23,7 @@ from askchain.generation.semantic_fit import (
     averaged_per_period_when_asked, fitted, in_the_window_named, running_total_when_asked, with_the_filters_named)
 from askchain.prompt_data import escape_text
 from askchain.prompts import load_prompt
+from askchain.semantic.governed.plans import MAX_STEPS, compile_plan, is_plan
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
 
 if TYPE_CHECKING:
@@ -103,6 +104,18 @@ def nearest_examples(question: str, examples: list[SemanticExample], k: int) -> 
     return [examples[shown[i]] for i in order[:k]]
 
 
+def examples_for(question: str, examples: list[SemanticExample], k: int, plans: bool) -> list[SemanticExample]:
+    """The `k` nearest examples; where the reply may be a plan, the two nearest plans among them, shown last (a
+    plan's shape is what a small model copies, and few pool questions need one); elsewhere no plan, which the
+    grammar would not admit."""
+    planned = [e for e in examples if is_plan(e.query)]
+    if not plans:
+        return nearest_examples(question, [e for e in examples if not is_plan(e.query)], k)
+    nearest = nearest_examples(question, examples, k)
+    planned = nearest_examples(question, planned, min(2, k))
+    return [e for e in nearest if e not in planned][:k - len(planned)] + planned
+
+
 @lru_cache(maxsize=4)
 def _question_vectors(questions: tuple[str, ...]):
     """The examples' embeddings, made once per process (seconds for the pool), not once per question."""
@@ -111,9 +124,14 @@ def _question_vectors(questions: tuple[str, ...]):
     return embed(list(questions))
 
 
-def reply_schema(model: SemanticModel) -> dict:
-    """A semantic query on one of the models, or the answer that the question needs SQL."""
-    return {"anyOf": [*model.json_schema()["anyOf"], NEEDS_SQL]}
+def reply_schema(model: SemanticModel, plans: bool = False) -> dict:
+    """A semantic query on one of the models, a plan of such queries where `plans` admits one, or the answer that
+    the question needs SQL."""
+    queries = model.json_schema()["anyOf"]
+    plan = {"type": "object", "properties": {"steps": {"type": "array", "items": {"anyOf": queries}, "minItems": 2,
+                                                       "maxItems": MAX_STEPS}},
+            "required": ["steps"], "additionalProperties": False}
+    return {"anyOf": [*queries, *([plan] if plans else []), NEEDS_SQL]}
 
 
 def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, seed: int, execute) -> list[Candidate]:
@@ -125,21 +143,23 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
     if context is None:
         return []
     prompt = _messages(ctx, context)
-    schema = reply_schema(context.model)
-    completion = model.complete(prompt, temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=cfg.max_tokens,
+    schema = reply_schema(context.model, context.plans)
+    budget = cfg.max_tokens * (MAX_STEPS if context.plans else 1)  # a plan writes up to MAX_STEPS queries
+    completion = model.complete(prompt, temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=budget,
                                 n=cfg.n, seed=seed, json_schema=schema)
     fit = (lambda query: fitted_to(context, query, ctx.question)) if cfg.options.get("fit_to_question", True) else None
     candidates = []
     for text in completion.texts:
         compiled, error = compile_reply(context.model, text, fit, context.earlier)
         for _ in range(int(cfg.options.get("revisions", 1)) if error else 0):
-            text = model.complete(_revision(prompt, text, error), temperature=0.0, max_tokens=cfg.max_tokens,
+            text = model.complete(_revision(prompt, text, error), temperature=0.0, max_tokens=budget,
                                   seed=seed, json_schema=schema).text
             compiled, error = compile_reply(context.model, text, fit, context.earlier)
             if not error:
                 break
         if compiled is not None:  # the query as written is its reasoning; its reading says what it measures
-            doubt = reason_to_doubt(context.model, compiled.query.model_dump(), ctx.question)
+            doubt = next(filter(None, (reason_to_doubt(context.model, step.model_dump(), ctx.question)
+                                       for step in getattr(compiled.query, "steps", [compiled.query]))), "")
             candidates.append(Candidate(compiled.sql, GENERATOR, text.strip(), reading=compiled.reading, doubt=doubt,
                                         votes=1 if doubt else int(cfg.options.get("weight", 1))))
     return candidates
@@ -175,6 +195,8 @@ def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] |
     if isinstance(reply, dict) and reply.get("needs_sql"):
         return None, None
     try:
+        if is_plan(reply):
+            return compile_plan(model, reply, lambda query: normalised(fit(query) if fit else query)), None
         reply = normalised(fit(reply) if fit else reply)
         return model.compile(reply, steps), None
     except SemanticQueryError as exc:
@@ -202,15 +224,22 @@ def _messages(ctx: GenerationContext, context: SemanticContext):
         catalog=catalog_text(context.model), windows=windows_text(context.model),
         examples=f"Examples:\n{examples}" if examples else "",
         matching=f"Names the question's words match:\n{matches}\n" if matches else "", question=ctx.question,
-        earlier=_earlier_steps(context),
+        earlier=_earlier_steps(context), plans=_plan_rule() if context.plans else "",
     )
 
 
+def _plan_rule() -> str:
+    """How to write a plan, shown only where the question may need one (a single query is the usual reply)."""
+    return load_prompt("askchain.generation", "semantic_plan").render()[0]["content"] + "\n"
+
+
 def as_picked(query: dict) -> dict:
-    """An example's query as the model picks it: without the keys fitting sets from the question's words, which the
-    grammar does not admit."""
+    """An example's query (or each step of its plan) as the model picks it: without the keys fitting sets from the
+    question's words, which the grammar does not admit."""
     from askchain.semantic.governed.query import SET_FROM_WORDS
 
+    if is_plan(query):
+        return {"steps": [as_picked(step) for step in query["steps"]]}
     return {key: value for key, value in query.items() if key not in SET_FROM_WORDS}
 
 

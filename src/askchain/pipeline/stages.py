@@ -84,11 +84,24 @@ def plan(state: State, run: Run) -> StageOutput:
     question = state["question"]
     if run.settings.pipeline.planner == "rules" and (not may_need_steps(question) or _one_query(question, run)):
         return {"plan": [question]}, {"steps": [question], "planned": False}
+    if semantic_plans(question, run):  # the semantic generator writes the plan as queries the layer composes
+        return {"plan": [question]}, {"steps": [question], "planned": False, "semantic_plan": True}
     steps = plan_steps(question, run.schema, run.models.factual, run.settings.pipeline.plan_max_steps,
                        run.settings.llm.seed)
     if len(steps) > 1:
         emit({"type": "plan", "steps": steps})
     return {"plan": steps}, {"steps": steps, "planned": True}
+
+
+def semantic_plans(question: str, run: Run) -> bool:
+    """Whether the semantic generator may answer with a plan of queries (askchain.semantic.governed.plans): the
+    planner is on, the question needs steps by its words (or `planner: always`), and the domain's semantic
+    generator leads."""
+    planner = run.settings.pipeline.planner
+    if planner == "never" or (planner == "rules" and not may_need_steps(question)):
+        return False
+    domain = domain_of(run.schema.name)
+    return leads(run) and domain is not None and domain.semantic_model_file is not None
 
 
 def _one_query(question: str, run: Run) -> bool:
@@ -216,7 +229,8 @@ def build_context(state: State, run: Run) -> StageOutput:
         value_hints=state.get("value_hints", []), db_id=schema.db_id,
         examples=[replace(e, sql=write_short(e.sql, short)) for e in state.get("examples", [])],
         definitions=[write_short(r.definition, short) for r in state.get("definitions", []) if r.definition],
-        semantic=semantic_context(question, run, state.get("definitions", [])) if state["question"] else None,
+        semantic=semantic_context(question, run, state.get("definitions", []), state["question"])
+        if state["question"] else None,
     )
     covered = coverage(state["question"], schema, state.get("value_hints", []))
     return {"context": ctx, "coverage": covered}, {"schema_tokens": estimate_tokens(ctx.schema_text), "linked": linked}
@@ -228,21 +242,24 @@ def leads(run: Run) -> bool:
     return cfg.lead_generator is not None and cfg.lead_generator in enabled_generators(cfg)
 
 
-def semantic_context(question: str, run: Run, readings: Sequence[Reading] = ()) -> SemanticContext | None:
-    """The domain's governed semantic model, the verified examples nearest the question, and the one window and the
-    filters its `readings` (the semantic layer's, of the question without its hint) name, where the database's domain
-    has a semantic model and the semantic generator leads."""
+def semantic_context(question: str, run: Run, readings: Sequence[Reading] = (),
+                     asked: str = "") -> SemanticContext | None:
+    """The domain's governed semantic model, the verified examples nearest the question, the one window and the
+    filters its `readings` (the semantic layer's, of the question without its hint) name, and whether the question as
+    `asked` (without its hint) may be answered by a plan, where the database's domain has a semantic model and the
+    semantic generator leads."""
     domain = domain_of(run.schema.name)
     if not leads(run) or domain is None or domain.semantic_model_file is None:
         return None
-    from askchain.generation.semantic import load_examples, matching_names, nearest_examples
+    from askchain.generation.semantic import examples_for, load_examples, matching_names
 
     examples = load_examples(domain.semantic_examples_file, domain.example_files)
     k = int(run.settings.pipeline.generators[run.settings.pipeline.lead_generator].options.get("examples", 4))
     model = domain.semantic_model()
-    return SemanticContext(model, nearest_examples(question, examples, k), matching_names(model, question, k=6),
+    plans = not run.earlier and semantic_plans(asked or question, run)
+    return SemanticContext(model, examples_for(question, examples, k, plans), matching_names(model, question, k=6),
                            earlier=earlier_steps(run.earlier), window=named_window(list(readings)),
-                           filters=named_filters(list(readings)))
+                           filters=named_filters(list(readings)), plans=plans)
 
 
 def earlier_steps(done: Sequence[StepResult]) -> dict:

@@ -21,10 +21,10 @@ from boring_semantic_layer import from_config
 from boring_semantic_layer.errors import BSLError
 from boring_semantic_layer.safe_eval import safe_eval
 from ibis.common.exceptions import IbisError
-from pydantic import ValidationError
 
 from askchain.errors import ConfigError, SemanticQueryError, first_line
-from askchain.semantic.governed.query import LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, query_schema
+from askchain.semantic.governed.plans import compile_plan, is_plan
+from askchain.semantic.governed.query import LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, query_schema, validated
 from askchain.semantic.governed.reading import TIME_DIMENSIONS, Field, ModelSpec, WindowSpec, query_reading
 from askchain.semantic.governed.sql import readable_sql
 from askchain.semantic.governed.steps import EarlierStep, StepRef, compose, placeholder
@@ -83,11 +83,16 @@ class SemanticModel:
     def _windows_of(self, spec: ModelSpec) -> list[WindowSpec]:
         return [w for w in self.windows.values() if spec.time is not None or w.filter is None]
 
-    def compile(self, query: SemanticQuery | dict, steps: Mapping[int, EarlierStep] | None = None) -> CompiledQuery:
+    def compile(self, query: SemanticQuery | dict, steps: Mapping[int, EarlierStep] | None = None,
+                composed: bool = True) -> CompiledQuery:
         """GoogleSQL for the query and its reading; a query the layer rejects raises SemanticQueryError with the
         reason in one line (for the model's revision). A filter may take an earlier step's values from `steps`
-        (askchain.semantic.governed.steps): that step's query is composed into this one."""
-        query = asked = _parsed(query)
+        (askchain.semantic.governed.steps): that step's query is composed into this one (left a placeholder when
+        not `composed`: a plan reads it from the step's CTE). A plan (`{"steps": [...]}`) compiles to one query
+        (askchain.semantic.governed.plans)."""
+        if is_plan(query):
+            return compile_plan(self, query)
+        query = asked = validated(SemanticQuery, query, "query")
         spec = self.specs.get(query.model)
         if spec is None:
             raise SemanticQueryError(f"unknown model '{query.model}'; the models are {', '.join(self.specs)}")
@@ -107,7 +112,8 @@ class SemanticModel:
             sql = ibis.to_sql(expression, dialect="bigquery")
         except (BSLError, IbisError, ValueError, KeyError) as exc:  # the layer's word on the query, for its revision
             raise SemanticQueryError(first_line(exc)) from exc
-        return CompiledQuery(compose(readable_sql(sql, self.sql_schema), steps or {}),
+        sql = readable_sql(sql, self.sql_schema)
+        return CompiledQuery(compose(sql, steps or {}) if composed else sql,
                              query_reading(query, spec, self.windows, self.units), asked)
 
     def _window_filter(self, spec: ModelSpec, query: SemanticQuery) -> list[str]:
@@ -191,17 +197,6 @@ def _in_percent(query: SemanticQuery, spec: ModelSpec) -> SemanticQuery:
         "filters": [f.model_copy(update={"field": named(f.field)}) for f in query.filters],
         "order_by": [o.model_copy(update={"field": named(o.field)}) for o in query.order_by],
     })
-
-
-def _parsed(query: SemanticQuery | dict) -> SemanticQuery:
-    if isinstance(query, SemanticQuery):
-        return query
-    try:
-        return SemanticQuery.model_validate(query)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        raise SemanticQueryError(f"malformed semantic query: {where}: {error['msg']}") from exc
 
 
 def _filter_spec(spec: ModelSpec, condition, steps: Mapping[int, EarlierStep]) -> dict:

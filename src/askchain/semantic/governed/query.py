@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from askchain.errors import SemanticQueryError
 
 from askchain.semantic.governed.steps import StepRef
 
@@ -35,6 +37,10 @@ class Window(BaseModel):
     n: int | None = Field(default=None, ge=1)
 
 
+#: An earlier step's values compared as one value: the same as a list (a step may find one row or several).
+_AS_LIST = {"=": "in", "!=": "not in"}
+
+
 class Filter(BaseModel):
     """A condition on a dimension (before aggregation) or on a measure of the query (after it, as SQL's HAVING)."""
 
@@ -42,6 +48,13 @@ class Filter(BaseModel):
     field: str
     op: Operator
     value: Scalar | list[Scalar] | StepRef | None = None
+
+    @model_validator(mode="after")
+    def _step_values_as_a_list(self) -> Filter:
+        """`= {"step": 1}` is `in {"step": 1}`: equal to the value that step found."""
+        if isinstance(self.value, StepRef) and self.op in _AS_LIST:
+            self.op = _AS_LIST[self.op]
+        return self
 
 
 class Order(BaseModel):
@@ -70,6 +83,18 @@ class SemanticQuery(BaseModel):
     #: Each measure as its average over the hours (days, weeks, months) of the window: summed or counted per period,
     #: then averaged, as "the average number of transactions per hour" asks. Set from the words alike.
     average_per: Grain | None = None
+
+
+def validated(form: type[BaseModel], value, what: str):
+    """`value` as `form` (a query or a plan), or SemanticQueryError naming the first thing wrong, in one line."""
+    if isinstance(value, form):
+        return value
+    try:
+        return form.model_validate(value)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise SemanticQueryError(f"malformed semantic {what}: {where}: {error['msg']}") from exc
 
 
 #: The keys askchain.generation.semantic_fit sets from the question's words, never the model: outside the grammar.
@@ -101,6 +126,11 @@ VALUE_SCHEMA = {"anyOf": [
 ]}
 
 
+#: At most so many items a list of a query holds, in the grammar: greedy decoding of a small model can repeat one name
+#: until the token budget runs out, and no question asks for more.
+MAX_ITEMS = {"measures": 5, "dimensions": 4, "filters": 5, "order_by": 3}
+
+
 def model_query_schema(model: str, measures: list[str], dimensions: list[str], windows: dict[str, bool]) -> dict:
     """The object schema of a query on one model: its own names only, keys in the order a query is written."""
     fields = _names(measures + dimensions)
@@ -108,15 +138,15 @@ def model_query_schema(model: str, measures: list[str], dimensions: list[str], w
         "type": "object",
         "properties": {
             "model": {"type": "string", "const": model},
-            "measures": {"type": "array", "items": _names(measures)},
-            "dimensions": {"type": "array", "items": _names(dimensions)},
+            "measures": {"type": "array", "items": _names(measures), "maxItems": MAX_ITEMS["measures"]},
+            "dimensions": {"type": "array", "items": _names(dimensions), "maxItems": MAX_ITEMS["dimensions"]},
             "window": _window_schema(windows),
-            "filters": {"type": "array", "items": {
+            "filters": {"type": "array", "maxItems": MAX_ITEMS["filters"], "items": {
                 "type": "object",
                 "properties": {"field": fields, "op": {"type": "string", "enum": list(OPERATORS)}, "value": VALUE_SCHEMA},
                 "required": ["field", "op"], "additionalProperties": False,
             }},
-            "order_by": {"type": "array", "items": {
+            "order_by": {"type": "array", "maxItems": MAX_ITEMS["order_by"], "items": {
                 "type": "object",
                 "properties": {"field": fields, "direction": {"type": "string", "enum": ["asc", "desc"]}},
                 "required": ["field", "direction"], "additionalProperties": False,

@@ -48,18 +48,24 @@ def placeholder(step: int) -> str:
     return _PLACEHOLDER.format(step)
 
 
+def placeholder_step(node: exp.Expression) -> int | None:
+    """The earlier step whose values `node` stands for, where it is a placeholder list (`x IN ('askchain_step_1')`)."""
+    values = node.expressions if isinstance(node, exp.In) else []
+    found = len(values) == 1 and isinstance(values[0], exp.Literal) and values[0].is_string \
+        and _PLACEHOLDER_PATTERN.fullmatch(values[0].this)
+    return int(found.group(1)) if found else None
+
+
 def compose(sql: str, steps: Mapping[int, EarlierStep]) -> str:
     """`sql` with each placeholder list (`x IN ('askchain_step_1')`) replaced by that step's values as a subquery."""
     if not _PLACEHOLDER_PATTERN.search(sql):
         return sql
 
     def swap(node: exp.Expression) -> exp.Expression:
-        values = node.expressions if isinstance(node, exp.In) else []
-        found = len(values) == 1 and isinstance(values[0], exp.Literal) and values[0].is_string \
-            and _PLACEHOLDER_PATTERN.fullmatch(values[0].this)
-        if not found:
+        number = placeholder_step(node)
+        if number is None:
             return node
-        step = steps[int(found.group(1))]
+        step = steps[number]
         inner = sqlglot.parse_one(step.sql, read=DIALECT)
         values_of = exp.select(exp.column(step.column, table=f"step_{step.number}")).from_(
             exp.alias_(exp.Subquery(this=inner), f"step_{step.number}", table=True))
