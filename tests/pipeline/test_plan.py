@@ -14,7 +14,7 @@ from askchain.db.base import QueryResult
 from askchain.llm.fake import ScriptedModel
 from askchain.pipeline.graph import Shape, compiled_graph
 from askchain.pipeline.methods import method_settings
-from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
+from askchain.pipeline.plan import StepResult, earlier_results, may_need_a_plan, may_need_steps, plan_steps
 
 
 @pytest.mark.parametrize("question, needs", [
@@ -33,6 +33,24 @@ from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, 
 ])
 def test_only_questions_with_a_dependent_step_are_planned(question, needs):
     assert may_need_steps(question) is needs
+
+
+@pytest.mark.parametrize("question, offered", [
+    ("Which sender paid the most fees yesterday, and how many transactions did that address send last week?", True),
+    ("Which hour had the most transfers yesterday, and what share of that hour's transfers were USDC?", True),
+    ("Which block had the most gas yesterday, and what share of that block's gas went to swaps?", True),
+    ("Which 3 builders made the most blocks in the last 30 days, and for each, how much did their blocks burn?", True),
+    ("Which address withdrew the most ETH last month, and how much ETH did it receive yesterday?", True),
+    ("For the 3 busiest senders yesterday, how many token transfers did those senders make?", True),
+    ("Daily transaction counts for this month so far.", False),
+    ("How many transactions were there on those days?", False),
+    ("How much gas did this month use so far?", False),
+    ("For each of the past 7 days, how many addresses sent their first transaction on that day?", False),
+])
+def test_a_plan_is_offered_where_the_question_refers_back_to_what_it_found(question, offered):
+    """Words of a set or an entity found first offer the semantic plan; they never start the free-text planner."""
+    assert may_need_a_plan(question) is offered
+    assert not may_need_steps(question) or offered
 
 
 def test_a_plan_reply_that_is_not_a_plan_answers_in_one_step(concert_db):

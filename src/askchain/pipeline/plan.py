@@ -31,6 +31,18 @@ STEP_SIGNALS = re.compile(
     re.IGNORECASE,
 )
 
+#: Further words that refer back to a set or an entity the question finds first ("that address", "that day's
+#: fees", "and for each, how many", "did it produce", "those transactions"): a semantic plan may answer them
+#: (askchain.semantic.governed.plans), and a single query still may, so they only offer the plan.
+FOUND_SET_SIGNALS = re.compile(
+    r"\bthat\s+(?:address|sender|builder|fee\s+recipient|collection|contract)\b"
+    r"|\bthat\s+(?:day|week|hour|block)'s\b"
+    r"|,\s*(?:and\s+)?for\s+each\s*,"
+    r"|\bdid\s+it\b"
+    r"|\b(?:those|these)\s+(?!days?\b|hours?\b|weeks?\b|months?\b)\w+",
+    re.IGNORECASE,
+)
+
 
 class Plan(BaseModel):
     steps: list[str] = Field(min_length=1)
@@ -52,6 +64,11 @@ class StepResult:
 
 def may_need_steps(question: str) -> bool:
     return STEP_SIGNALS.search(question) is not None
+
+
+def may_need_a_plan(question: str) -> bool:
+    """Whether a semantic plan is offered: the words of a dependent step, or of a set found first."""
+    return may_need_steps(question) or FOUND_SET_SIGNALS.search(question) is not None
 
 
 def plan_steps(question: str, schema: Schema, model: ChatModel, max_steps: int, seed: int) -> list[str]:

@@ -27,7 +27,7 @@ from askchain.llm.base import Message
 from askchain.pipeline import abstain, confidence as confidence_rules
 from askchain.pipeline.coverage import Coverage, coverage
 from askchain.pipeline.events import emit
-from askchain.pipeline.plan import StepResult, earlier_results, may_need_steps, plan_steps
+from askchain.pipeline.plan import StepResult, earlier_results, may_need_a_plan, may_need_steps, plan_steps
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
 from askchain.pipeline.run import Run
 from askchain.pipeline.select import Selection, group_by_result, result_signature, select_best
@@ -80,12 +80,13 @@ def rewrite(state: State, run: Run) -> StageOutput:
 def plan(state: State, run: Run) -> StageOutput:
     """Whether the question needs several queries, and which (askchain.pipeline.plan); a question without the words
     that mark a dependent step, or one the domain's semantic layer answers in one query (two periods side by side), is
-    one step without a model call (`planner: rules`)."""
+    one step without a model call (`planner: rules`), and so is one the semantic generator may answer with a plan of
+    governed queries (`semantic_plans`)."""
     question = state["question"]
-    if run.settings.pipeline.planner == "rules" and (not may_need_steps(question) or _one_query(question, run)):
-        return {"plan": [question]}, {"steps": [question], "planned": False}
     if semantic_plans(question, run):  # the semantic generator writes the plan as queries the layer composes
         return {"plan": [question]}, {"steps": [question], "planned": False, "semantic_plan": True}
+    if run.settings.pipeline.planner == "rules" and (not may_need_steps(question) or _one_query(question, run)):
+        return {"plan": [question]}, {"steps": [question], "planned": False}
     steps = plan_steps(question, run.schema, run.models.factual, run.settings.pipeline.plan_max_steps,
                        run.settings.llm.seed)
     if len(steps) > 1:
@@ -95,10 +96,10 @@ def plan(state: State, run: Run) -> StageOutput:
 
 def semantic_plans(question: str, run: Run) -> bool:
     """Whether the semantic generator may answer with a plan of queries (askchain.semantic.governed.plans): the
-    planner is on, the question needs steps by its words (or `planner: always`), and the domain's semantic
-    generator leads."""
+    planner is on, the question's words mark a dependent step or a set found first and no entry of the layer
+    answers it in one query (or `planner: always`), and the domain's semantic generator leads."""
     planner = run.settings.pipeline.planner
-    if planner == "never" or (planner == "rules" and not may_need_steps(question)):
+    if planner == "never" or (planner == "rules" and (not may_need_a_plan(question) or _one_query(question, run))):
         return False
     domain = domain_of(run.schema.name)
     return leads(run) and domain is not None and domain.semantic_model_file is not None
