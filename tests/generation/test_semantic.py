@@ -180,3 +180,24 @@ def test_plans_are_shown_last_and_only_where_a_plan_may_be_the_reply():
     assert plan not in examples_for(TOP_SENDERS_QUESTION, [plan, *single], 2, plans=False)
     shown = examples_for(TOP_SENDERS_QUESTION, [plan, *single], 2, plans=True)
     assert shown[-1] == plan and len(shown) == 2
+
+
+def test_a_plan_in_two_windows_keeps_them_and_one_in_one_window_takes_the_named_one(model, cfg):
+    """"The top receiver of 30 days, then each of its last 7 days" names two periods: the steps keep their own
+    windows. Steps sharing a window the model picked by habit take the one the question names."""
+    top = {"model": "withdrawals", "measures": ["withdrawn_eth"], "dimensions": ["address"],
+           "window": {"name": "last_n_days", "n": 30},
+           "order_by": [{"field": "withdrawn_eth", "direction": "desc"}], "limit": 1}
+    daily = {"model": "withdrawals", "measures": ["withdrawn_eth"], "dimensions": ["day"],
+             "window": {"name": "last_n_days", "n": 7},
+             "filters": [{"field": "address", "op": "in", "value": {"step": 1}}]}
+    named = {"name": "last_n_days", "n": 30}
+    question = ("Which address withdrew the most ETH in the last 30 days, and how much did it withdraw on each of the "
+                "last 7 days?")
+    ctx = GenerationContext(question, "bigquery", "GoogleSQL", "",
+                            semantic=SemanticContext(model, plans=True, window=named))
+    (two,) = semantic(ctx, ScriptedModel({"semantic": json.dumps({"steps": [top, daily]})}), cfg, 1, None)
+    assert "INTERVAL 30 DAY" in two.sql and "INTERVAL 7 DAY" in two.sql
+    habit = {"steps": [{**step, "window": {"name": "last_n_days", "n": 28}} for step in (top, daily)]}
+    (one,) = semantic(ctx, ScriptedModel({"semantic": json.dumps(habit)}), cfg, 1, None)
+    assert "INTERVAL 28 DAY" not in one.sql and one.sql.count("INTERVAL 30 DAY") == 2

@@ -21,6 +21,14 @@ from askchain.server.app import create_app  # noqa: E402
 
 FAILED_SHARE = {"model": "transactions", "measures": ["failed_share"], "dimensions": ["day"],
                 "window": {"name": "last_n_days", "n": 3}, "order_by": [{"field": "day", "direction": "asc"}]}
+#: The busiest day of the last 3, then its transactions per hour: a plan the layer writes as one query.
+BUSIEST_DAY_HOURLY = {"steps": [
+    {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["day"],
+     "window": {"name": "last_n_days", "n": 3}, "order_by": [{"field": "transaction_count", "direction": "desc"}],
+     "limit": 1},
+    {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["hour_of_day"],
+     "window": {"name": "last_n_days", "n": 3}, "filters": [{"field": "day", "op": "in", "value": {"step": 1}}]},
+]}
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +60,12 @@ def test_the_api_lists_the_catalog_and_runs_a_semantic_query(settings, local_cli
     assert answer["columns"] == ["day", "failed_share"] and len(answer["rows"]) == 3
     assert all(0 <= share <= 1 for _, share in answer["rows"])
 
+    planned = client.post("/semantic/eth/query", json=BUSIEST_DAY_HOURLY).json()
+    assert planned["sql"].startswith("WITH step_1 AS") and "; then step 2: " in planned["reading"]
+    assert planned["columns"] == ["day", "transaction_count", "hour_of_day", "transaction_count_2"]
+    assert len({row[0] for row in planned["rows"]}) == 1
+    assert sum(row[3] for row in planned["rows"]) == planned["rows"][0][1]  # the day's hours add up to the day
+
 
 def test_the_api_refuses_in_one_line(settings, local_client):
     client = local_client(create_app(settings))
@@ -73,6 +87,8 @@ def test_mcp_offers_the_catalog_and_semantic_queries(settings):
             assert "transactions" in {m["name"] for m in catalog["models"]}
             result = (await client.call_tool("semantic_query", {"query": FAILED_SHARE})).structured_content
             assert result["rows_returned"] == result["row_count"] == 3 and result["reading"]
+            planned = (await client.call_tool("semantic_query", {"query": BUSIEST_DAY_HOURLY})).structured_content
+            assert planned["sql"].startswith("WITH step_1 AS") and planned["row_count"] >= 1
             refused = await client.call_tool("semantic_catalog", {"db": "concert"})
             assert refused.is_error and "no semantic model" in refused.content[0].text
 

@@ -147,7 +147,8 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
     budget = cfg.max_tokens * (MAX_STEPS if context.plans else 1)  # a plan writes up to MAX_STEPS queries
     completion = model.complete(prompt, temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=budget,
                                 n=cfg.n, seed=seed, json_schema=schema)
-    fit = (lambda query: fitted_to(context, query, ctx.question)) if cfg.options.get("fit_to_question", True) else None
+    fit = (lambda query, window=True: fitted_to(context, query, ctx.question, window)) \
+        if cfg.options.get("fit_to_question", True) else None
     candidates = []
     for text in completion.texts:
         compiled, error = compile_reply(context.model, text, fit, context.earlier)
@@ -165,7 +166,7 @@ def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, s
     return candidates
 
 
-def fitted_to(context: SemanticContext, query: dict, question: str) -> dict:
+def fitted_to(context: SemanticContext, query: dict, question: str, window: bool = True) -> dict:
     """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period and the governed
     filters they name, with the running totals or the averages per period they ask for, and without measures, splits
     or true/false filters nobody asked for, filters a share counts itself or values no row has
@@ -176,7 +177,7 @@ def fitted_to(context: SemanticContext, query: dict, question: str) -> dict:
     query = without_unnamed_flags(context.model, fitted(query, question), question)
     query = without_unnamed_dimensions(context.model, query, question)
     query = without_values_no_row_has(context.model, without_filters_a_share_counts(context.model, query))
-    query = in_the_window_named(query, context.window if spec is not None and spec.time else None)
+    query = in_the_window_named(query, context.window if window and spec is not None and spec.time else None)
     if spec is not None:
         query = running_total_when_asked(with_the_filters_named(query, context.filters, spec), question, spec)
         query = averaged_per_period_when_asked(query, question, spec)
@@ -186,8 +187,8 @@ def fitted_to(context: SemanticContext, query: dict, question: str) -> dict:
 def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] | None = None,
                   steps: Mapping[int, EarlierStep] | None = None):
     """(compiled query, None), (None, the layer's reason) or (None, None) for a question that needs SQL; `fit`
-    fits the query to its question first (askchain.generation.semantic_fit); a filter may take the values of one of
-    `steps`, a multi-step question's answered steps."""
+    fits the query (each step of a plan) to its question first (askchain.generation.semantic_fit); a filter may take
+    the values of one of `steps`, a multi-step question's answered steps."""
     try:
         reply = json.loads(text)
     except ValueError:
@@ -196,13 +197,21 @@ def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] |
         return None, None
     try:
         if is_plan(reply):
-            return compile_plan(model, reply, lambda query: normalised(fit(query) if fit else query)), None
+            one_window = _one_window(reply)
+            return compile_plan(model, reply, lambda query: normalised(fit(query, one_window) if fit else query)), None
         reply = normalised(fit(reply) if fit else reply)
         return model.compile(reply, steps), None
     except SemanticQueryError as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - the library fails in many ways on a query it cannot build; never the question
         return None, describe(exc)
+
+
+def _one_window(plan: dict) -> bool:
+    """Whether every step of a plan has the same window: then the one the question names fits them all; steps in
+    windows of their own read a question naming two periods (the top of 30 days, then each of the last 7)."""
+    steps = plan.get("steps") if isinstance(plan.get("steps"), list) else []
+    return len({json.dumps(s.get("window") if isinstance(s, dict) else None, sort_keys=True) for s in steps}) <= 1
 
 
 def normalised(reply: dict) -> dict:

@@ -22,6 +22,7 @@ from askchain.errors import AskchainError, require
 from askchain.inputs import utf8_text
 from askchain.llm.base import ChatModel
 from askchain.server.auth import BearerToken, LoopbackOnly
+from askchain.semantic.governed.plans import SemanticPlan
 from askchain.semantic.governed.query import SemanticQuery
 from askchain.server.catalog import Catalog, UnknownDatabase, schema_json
 from askchain.server.semantic import run_semantic_query
@@ -104,12 +105,15 @@ def build_server(settings: Settings, catalog: Catalog, model: ChatModel | None =
 
     @server.tool(annotations=READ_ONLY)
     def semantic_query(
-        query: Annotated[SemanticQuery, Field(description="Names from semantic_catalog: a model, its measures and "
-                                                          "dimensions, a window, filters, an order and a limit.")],
+        query: Annotated[SemanticQuery | SemanticPlan, Field(
+            description="Names from semantic_catalog: a model, its measures and dimensions, a window, filters, an order "
+                        'and a limit; or a plan {"steps": [query, ...]} (2 or 3) whose later queries filter a '
+                        'dimension by an earlier result: {"field": ..., "op": "in", "value": {"step": 1}}.')],
         db: Database = None,
     ) -> dict[str, Any]:
-        """Run a semantic query: the semantic layer writes the SQL, which runs read-only; returns the SQL, what it
-        measured and how (the reading), and the rows. A query the layer rejects comes back with its reason."""
+        """Run a semantic query or plan: the semantic layer writes the SQL (a plan as one query, its steps joined on
+        the dimensions they filter), which runs read-only; returns the SQL, what it measured and how (the reading),
+        and the rows. A query the layer rejects comes back with its reason."""
         with tool_errors():
             engine = catalog.engine(db)
             result = run_semantic_query(engine, query.model_dump())

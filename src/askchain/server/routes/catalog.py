@@ -7,6 +7,7 @@ import json
 from fastapi import APIRouter, Request
 from fastapi import Path as PathParam
 
+from askchain.semantic.governed.plans import SemanticPlan
 from askchain.semantic.governed.query import SemanticQuery
 from askchain.server.catalog import schema_json
 from askchain.server.routes.common import DB_NAME, json_default
@@ -33,7 +34,8 @@ def semantic_catalog_(request: Request, db: str = PathParam(pattern=DB_NAME)):
 
 
 @router.post("/semantic/{db}/query")
-def semantic_query_(body: SemanticQuery, request: Request, db: str = PathParam(pattern=DB_NAME)):
-    """A semantic query compiled by the semantic layer and run read-only: its SQL, reading and rows."""
+def semantic_query_(body: SemanticQuery | SemanticPlan, request: Request, db: str = PathParam(pattern=DB_NAME)):
+    """A semantic query (or a plan of them, `{"steps": [...]}`) compiled by the semantic layer into one query and run
+    read-only: its SQL, reading and rows."""
     result = run_semantic_query(request.app.state.services.catalog.engine(db), body.model_dump())
     return json.loads(json.dumps(result, default=json_default))
