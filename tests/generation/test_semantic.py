@@ -201,3 +201,24 @@ def test_a_plan_in_two_windows_keeps_them_and_one_in_one_window_takes_the_named_
     habit = {"steps": [{**step, "window": {"name": "last_n_days", "n": 28}} for step in (top, daily)]}
     (one,) = semantic(ctx, ScriptedModel({"semantic": json.dumps(habit)}), cfg, 1, None)
     assert "INTERVAL 28 DAY" not in one.sql and one.sql.count("INTERVAL 30 DAY") == 2
+
+
+def test_a_plan_that_never_compiles_gives_way_to_one_query(model, cfg):
+    """A step that takes the values of a step not before it cannot be joined; asked again without a plan, the model
+    writes the one query that answers."""
+    by_day = {"model": "contracts", "measures": ["contract_count"], "dimensions": ["day"],
+              "window": {"name": "last_n_days", "n": 7}}
+    unjoinable = json.dumps({"steps": [by_day, {**by_day, "measures": ["erc721_count"], "filters": [
+        {"field": "day", "op": "in", "value": {"step": 2}}]}]})
+    one = json.dumps({**by_day, "measures": ["contract_count", "erc721_count"]})
+    scripted = ScriptedModel([unjoinable, unjoinable, one])
+    plan_example = SemanticExample("For the 3 busiest senders yesterday, how many token transfers did each send?",
+                                   {"steps": [TOP_SENDERS, THEIR_TRANSFERS]})
+    ctx = GenerationContext("For each of the last 7 days, how many contracts were created and how many of them were "
+                            "NFT contracts?", "bigquery", "GoogleSQL", "",
+                            semantic=SemanticContext(model, [plan_example], plans=True))
+    (candidate,) = semantic(ctx, scripted, cfg, 1, None)
+    assert "COUNTIF(is_erc721)" in candidate.sql and "step_1" not in candidate.sql
+    last = scripted.requests[-1]
+    assert json.loads(last.json_schema) == reply_schema(model) and '"steps"' not in last.messages[-1][1]
+    assert semantic(ctx, ScriptedModel(['{"needs_sql": true}']), cfg, 1, None) == []  # no plan failed: no retry

@@ -11,6 +11,7 @@ from askchain.domain import get_domain
 from askchain.generation.context import SemanticContext
 from askchain.generation.semantic import fitted_to
 from askchain.generation.semantic_fit import (
+    a_series_of_what_was_found,
     RULES, every_row_unless_a_count_is_asked, fitted, in_the_window_named, one_row_only_when_ranked,
     percent_when_a_percentage_is_asked, series_in_time_order, total_unless_a_series_is_asked,
     averaged_per_period_when_asked, either_value_of_one_field, no_value_as_null, running_total_when_asked, whole_table_unless_a_time_is_named, with_the_filters_named,
@@ -293,3 +294,32 @@ def test_a_mean_the_question_names_stays():
     picked = {**DAILY, "measures": ["avg_gas_price_gwei"], "dimensions": []}
     question = "What was the average gas price per hour of transactions over the last 3 days?"
     assert averaged_per_period_when_asked(picked, question, TRANSACTIONS) == picked
+
+
+TOP_RECEIVER = {"model": "withdrawals", "measures": ["withdrawn_eth"], "dimensions": ["address"],
+                "window": {"name": "last_n_days", "n": 30},
+                "order_by": [{"field": "withdrawn_eth", "direction": "desc"}], "limit": 1}
+ITS_TOTAL = {"model": "withdrawals", "measures": ["withdrawn_eth"], "dimensions": ["address"],
+             "window": {"name": "last_n_days", "n": 7},
+             "filters": [{"field": "address", "op": "in", "value": {"step": 1}}]}
+
+
+def test_the_days_of_what_a_plan_found_are_a_series_by_day():
+    """Grouped only by the one address step 1 found, step 2 is one row; the question asks for its days."""
+    question = ("Which address received the most ETH from withdrawals in the last 30 days, and how much did it "
+                "receive on each of the last 7 days?")
+    fitted_plan = a_series_of_what_was_found({"steps": [TOP_RECEIVER, ITS_TOTAL]}, question)
+    assert fitted_plan["steps"][0] == TOP_RECEIVER
+    assert fitted_plan["steps"][1] == {**ITS_TOTAL, "dimensions": ["day"], "limit": None,
+                                       "order_by": [{"field": "day", "direction": "asc"}]}
+
+
+@pytest.mark.parametrize("steps, question", [
+    ((TOP_RECEIVER, ITS_TOTAL), "Which address received the most ETH from withdrawals in the last 30 days, and how "
+                                "much did it receive in the last 7 days?"),  # no days asked
+    ((TOP_RECEIVER, {**ITS_TOTAL, "dimensions": ["day"]}), "... and how much did it receive each day?"),  # split
+    (({**TOP_RECEIVER, "limit": 3}, ITS_TOTAL), "For the 3 top receivers, how much did each receive per day?"),
+    ((TOP_RECEIVER, {**ITS_TOTAL, "dimensions": ["validator_index"]}), "... per day"),  # a split of its own
+])
+def test_a_plan_split_otherwise_or_asked_no_days_is_kept(steps, question):
+    assert a_series_of_what_was_found({"steps": list(steps)}, question) == {"steps": list(steps)}

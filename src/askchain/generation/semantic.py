@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
@@ -20,7 +21,8 @@ from askchain.generation.semantic_doubt import (
     reason_to_doubt, without_filters_a_share_counts, without_grouped_counts, without_unnamed_dimensions,
     without_unnamed_flags, without_unnamed_measures, without_values_no_row_has)
 from askchain.generation.semantic_fit import (
-    averaged_per_period_when_asked, fitted, in_the_window_named, running_total_when_asked, with_the_filters_named)
+    a_series_of_what_was_found, averaged_per_period_when_asked, fitted, in_the_window_named, running_total_when_asked,
+    with_the_filters_named)
 from askchain.prompt_data import escape_text
 from askchain.prompts import load_prompt
 from askchain.semantic.governed.plans import MAX_STEPS, compile_plan, is_plan
@@ -137,33 +139,46 @@ def reply_schema(model: SemanticModel, plans: bool = False) -> dict:
 def semantic(ctx: GenerationContext, model: ChatModel, cfg: GeneratorSettings, seed: int, execute) -> list[Candidate]:
     """Semantic queries compiled to SQL, each candidate carrying its reading (and its doubt, with one vote, where
     askchain.generation.semantic_doubt finds it may not answer its question); a query the layer rejects is asked
-    again (up to `revisions` times) with the layer's own message. None where the database has no semantic model or the model says the
-    question needs SQL."""
+    again (up to `revisions` times) with the layer's own message. Where a plan was offered and what came back never
+    compiled, one query is asked for instead (a question a plan was offered for may need none). None where the
+    database has no semantic model or the model says the question needs SQL."""
     context = ctx.semantic
     if context is None:
         return []
+    candidates, failed = _compiled_replies(ctx, context, model, cfg, seed)
+    if context.plans and failed and not candidates:
+        single = [e for e in context.examples if not is_plan(e.query)]
+        candidates, _ = _compiled_replies(ctx, replace(context, plans=False, examples=single), model, cfg, seed)
+    return candidates
+
+
+def _compiled_replies(ctx: GenerationContext, context: SemanticContext, model: ChatModel, cfg: GeneratorSettings,
+                      seed: int) -> tuple[list[Candidate], bool]:
+    """The candidates of the model's replies, and whether some reply never compiled (not one that needs SQL)."""
     prompt = _messages(ctx, context)
     schema = reply_schema(context.model, context.plans)
     budget = cfg.max_tokens * (MAX_STEPS if context.plans else 1)  # a plan writes up to MAX_STEPS queries
     completion = model.complete(prompt, temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=budget,
                                 n=cfg.n, seed=seed, json_schema=schema)
-    fit = (lambda query, window=True: fitted_to(context, query, ctx.question, window)) \
-        if cfg.options.get("fit_to_question", True) else None
-    candidates = []
+    fitting = cfg.options.get("fit_to_question", True)
+    fit = (lambda query, window=True: fitted_to(context, query, ctx.question, window)) if fitting else None
+    fit_plan = (lambda plan: a_series_of_what_was_found(plan, ctx.question)) if fitting else None
+    candidates, failed = [], False
     for text in completion.texts:
-        compiled, error = compile_reply(context.model, text, fit, context.earlier)
+        compiled, error = compile_reply(context.model, text, fit, context.earlier, fit_plan)
         for _ in range(int(cfg.options.get("revisions", 1)) if error else 0):
             text = model.complete(_revision(prompt, text, error), temperature=0.0, max_tokens=budget,
                                   seed=seed, json_schema=schema).text
-            compiled, error = compile_reply(context.model, text, fit, context.earlier)
+            compiled, error = compile_reply(context.model, text, fit, context.earlier, fit_plan)
             if not error:
                 break
+        failed = failed or error is not None
         if compiled is not None:  # the query as written is its reasoning; its reading says what it measures
             doubt = next(filter(None, (reason_to_doubt(context.model, step.model_dump(), ctx.question)
                                        for step in getattr(compiled.query, "steps", [compiled.query]))), "")
             candidates.append(Candidate(compiled.sql, GENERATOR, text.strip(), reading=compiled.reading, doubt=doubt,
                                         votes=1 if doubt else int(cfg.options.get("weight", 1))))
-    return candidates
+    return candidates, failed
 
 
 def fitted_to(context: SemanticContext, query: dict, question: str, window: bool = True) -> dict:
@@ -185,10 +200,11 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
 
 
 def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] | None = None,
-                  steps: Mapping[int, EarlierStep] | None = None):
+                  steps: Mapping[int, EarlierStep] | None = None, fit_plan: Callable[[dict], dict] | None = None):
     """(compiled query, None), (None, the layer's reason) or (None, None) for a question that needs SQL; `fit`
-    fits the query (each step of a plan) to its question first (askchain.generation.semantic_fit); a filter may take
-    the values of one of `steps`, a multi-step question's answered steps."""
+    fits the query (each step of a plan, after `fit_plan` fits the plan) to its question first
+    (askchain.generation.semantic_fit); a filter may take the values of one of `steps`, a multi-step question's
+    answered steps."""
     try:
         reply = json.loads(text)
     except ValueError:
@@ -197,6 +213,7 @@ def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] |
         return None, None
     try:
         if is_plan(reply):
+            reply = fit_plan(reply) if fit_plan else reply
             one_window = _one_window(reply)
             return compile_plan(model, reply, lambda query: normalised(fit(query, one_window) if fit else query)), None
         reply = normalised(fit(reply) if fit else reply)

@@ -22,6 +22,9 @@ question never asks for. Each rule is one function over the query (a dict as the
   running totals (`running_total_when_asked`, applied alike: it reads the model's time dimensions).
 - A question asking for an average per hour (day, week, month) of what a measure sums or counts gets the measure
   averaged over the window's periods (`averaged_per_period_when_asked`, applied alike: it reads the measures).
+- In a plan, a later step grouped only by the one value an earlier step found (the top address) is one row; where
+  the question asks for days ("on each of the last 7 days", "per day") and no step splits by time, it is split by
+  day instead (`a_series_of_what_was_found`, applied to the plan by askchain.generation.semantic).
 """
 
 from __future__ import annotations
@@ -261,6 +264,31 @@ RULES: tuple[Callable[[dict, str], dict], ...] = (
     total_unless_a_series_is_asked, every_row_unless_a_count_is_asked, whole_table_unless_a_time_is_named,
     series_in_time_order, one_row_only_when_ranked, percent_when_a_percentage_is_asked, no_value_as_null,
     either_value_of_one_field)
+
+
+#: Words that ask for a series by day ("on each of the last 7 days", "per day", "daily").
+ASKS_FOR_DAYS = re.compile(
+    r"\b(?:per|each|every)\s+day\b|\beach\s+of\s+the\s+(?:last|past|previous)\s+\w+\s+days\b|\bdaily\b"
+    r"|\bday[- ]by[- ]day\b",
+    re.IGNORECASE,
+)
+
+
+def a_series_of_what_was_found(plan: dict, question: str) -> dict:
+    """`plan` with its first later step that groups only by the value a one-row step found split by day instead,
+    where the question asks for days and no step splits by time."""
+    steps = plan.get("steps") if isinstance(plan.get("steps"), list) else []
+    if not ASKS_FOR_DAYS.search(question) or not all(isinstance(step, dict) for step in steps) \
+            or any(set(step.get("dimensions") or []) & TIME_DIMENSIONS for step in steps):
+        return plan
+    for number, step in enumerate(steps[1:], 2):
+        found_one = {f.get("field") for f in _filters(step) if isinstance(f.get("value"), dict)
+                     and 0 < (f["value"].get("step") or 0) < number and steps[f["value"]["step"] - 1].get("limit") == 1}
+        dimensions = step.get("dimensions") or []
+        if dimensions and set(dimensions) <= found_one:
+            daily = {**step, "dimensions": ["day"], "order_by": [{"field": "day", "direction": "asc"}], "limit": None}
+            return {**plan, "steps": [*steps[:number - 1], daily, *steps[number:]]}
+    return plan
 
 
 def fitted(query: dict, question: str) -> dict:
