@@ -112,6 +112,8 @@ def test_a_step_only_excluded_from_is_no_part_of_the_answer(semantic_model):
     ((TOP_MINERS, {**THEIR_TIPS, "dimensions": ["day"], "filters": []}), "step 2 groups by day without taking"),
     ((TOP_MINERS, {**THEIR_TIPS, "filters": [{"field": "miner", "op": "in", "value": {"step": 2}}]}),
      "takes step 2's values; the earlier steps: 1"),
+    (({**TOP_MINERS, "dimensions": [], "order_by": [], "limit": None}, THEIR_TIPS),
+     "takes step 1's values, but step 1 groups by nothing"),
 ])
 def test_a_plan_the_layer_cannot_join_is_refused_with_its_reason(semantic_model, steps, message):
     with pytest.raises(SemanticQueryError, match=message):

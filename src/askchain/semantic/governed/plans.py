@@ -77,6 +77,7 @@ def compile_plan(model: SemanticModel, plan: SemanticPlan | dict,
     readings: list[str] = []
     for number, query in enumerate(plan.steps, 1):
         query = SemanticQuery.model_validate(fit(query.model_dump(exclude_defaults=True)) if fit else query)
+        _found_sets(query, steps)
         query = _grouped_by_links(_linked_by_name(model, query, steps), steps)
         earlier = {s.number: EarlierStep(s.number, f"step {s.number}", "", _key(s), 0) for s in steps}
         compiled = model.compile(query, earlier, composed=False)
@@ -114,6 +115,17 @@ def _linked_by_name(model: SemanticModel, query: SemanticQuery, steps: list[_Ste
         filters.append(condition)
     grouped = list(dict.fromkeys(renamed.get(d, d) for d in query.dimensions))
     return query.model_copy(update={"filters": filters, "dimensions": grouped}) if renamed else query
+
+
+def _found_sets(query: SemanticQuery, steps: list[_Step]) -> None:
+    """A step may take the values only of an earlier step that groups by something: one without a dimension is one
+    aggregate row, no set of addresses, days or tokens to filter by."""
+    for field, number in _links_of(query) + _links_of(query, "not in"):
+        earlier = next((s for s in steps if s.number == number), None)
+        if earlier is not None and not earlier.query.dimensions:
+            raise SemanticQueryError(
+                f"filter on '{field}' takes step {number}'s values, but step {number} groups by nothing: it finds no "
+                "set of values; group it by the dimension it finds, or answer with one query")
 
 
 def _grouped_by_links(query: SemanticQuery, steps: list[_Step]) -> SemanticQuery:
