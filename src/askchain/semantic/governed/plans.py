@@ -13,7 +13,7 @@ side). The layer, not the model, writes every join.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable, Mapping, Protocol
 
 import sqlglot
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,8 +25,15 @@ from askchain.semantic.governed.reading import TIME_DIMENSIONS
 from askchain.semantic.governed.sql import as_analysts_write
 from askchain.semantic.governed.steps import DIALECT, EarlierStep, StepRef, placeholder_step
 
-if TYPE_CHECKING:
-    from askchain.semantic.governed.model import SemanticModel
+
+class Layer(Protocol):
+    """What a plan needs of the semantic model (askchain.semantic.governed.model, which compiles plans with this
+    module): its models' specs and the compiler of one query."""
+
+    specs: Mapping[str, Any]
+
+    def compile(self, query: Any, steps: Mapping[int, EarlierStep] | None = None, composed: bool = True) -> Any: ...
+
 
 #: A plan has at least two steps (one is a query) and, like the planner's, at most three.
 MAX_STEPS = 3
@@ -69,7 +76,7 @@ def is_plan(query) -> bool:
     return isinstance(query, SemanticPlan) or (isinstance(query, dict) and "steps" in query)
 
 
-def compile_plan(model: SemanticModel, plan: SemanticPlan | dict,
+def compile_plan(model: Layer, plan: SemanticPlan | dict,
                  fit: Callable[[dict], dict] | None = None) -> CompiledPlan:
     """The plan's steps compiled one by one (each fitted by `fit` first), then composed into one query."""
     plan = validated(SemanticPlan, plan, "plan")
@@ -96,7 +103,7 @@ def _counts(measure) -> bool:
     return ("count(" in expression or "nunique()" in expression) and "/" not in expression
 
 
-def _linked_by_name(model: SemanticModel, query: SemanticQuery, steps: list[_Step]) -> SemanticQuery:
+def _linked_by_name(model: Layer, query: SemanticQuery, steps: list[_Step]) -> SemanticQuery:
     """Each filter taking an earlier step's values on the dimension of the same name as that step's key (a miner's
     blocks, then transactions by `miner`), and grouped by it instead, where the model has one and the field the
     query names means nothing to the earlier step's model (`to_address` of no block): a dimension's name is its
