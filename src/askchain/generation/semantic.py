@@ -110,11 +110,10 @@ def examples_for(question: str, examples: list[SemanticExample], k: int, plans: 
     """The `k` nearest examples; where the reply may be a plan, the two nearest plans among them, shown last (a
     plan's shape is what a small model copies, and few pool questions need one); elsewhere no plan, which the
     grammar would not admit."""
-    planned = [e for e in examples if is_plan(e.query)]
     if not plans:
         return nearest_examples(question, [e for e in examples if not is_plan(e.query)], k)
     nearest = nearest_examples(question, examples, k)
-    planned = nearest_examples(question, planned, min(2, k))
+    planned = nearest_examples(question, [e for e in examples if is_plan(e.query)], min(2, k))
     return [e for e in nearest if e not in planned][:k - len(planned)] + planned
 
 

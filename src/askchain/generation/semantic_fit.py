@@ -170,9 +170,8 @@ ASKS_FOR_EACH_PERIOD = re.compile(r"\b(?:each|every)\s+(?:single\s+)?(hour|day|w
                                   r"(?!\s+of\s+(?:the\s+)?(?:week|day)\b)"
                                   r"|\beach\s+of\s+the\s+(?:(?:last|past|previous)\s+)?(?:\w+\s+)?(hour|day|week|month)s\b"
                                   r"|\b(day)[- ]by[- ]day\b", re.IGNORECASE)
-#: A measure that sums or counts, whose totals per period can be averaged; a mean, an extreme or a ratio cannot.
-SUMS_OR_COUNTS = re.compile(r"\.(?:sum|count|nunique)\(")
-OTHER_AGGREGATE = re.compile(r"\.(?:mean|max|min|median|quantile|mode|first|last|approx_\w+)\(")
+#: A measure that only sums or counts, whose totals per period can be averaged; a mean, an extreme or a ratio cannot.
+SUMS_OR_COUNTS = frozenset({"sum", "count", "nunique"})
 #: The series dimension each period splits by already (its own averaging would change nothing).
 PERIOD_DIMENSIONS = {"hour": "hour_of_day", "day": "day", "week": "week", "month": "month"}
 ASKS_FOR_HOUR_OF_DAY = re.compile(r"\bhours?\s+of\s+(?:the\s+)?day\b", re.IGNORECASE)
@@ -218,7 +217,7 @@ def _named_sum_or_count(spec: ModelSpec, picked: list, asked: tuple[str, ...]) -
 def _sums_or_counts(spec: ModelSpec, measure: str) -> bool:
     field = spec.measures.get(measure) if isinstance(measure, str) else None
     return field is not None and field.unit not in ("fraction", "percentage") \
-        and bool(SUMS_OR_COUNTS.search(field.expr)) and not OTHER_AGGREGATE.search(field.expr)
+        and bool(field.aggregations) and field.aggregations <= SUMS_OR_COUNTS
 
 
 #: What a model writes for "no value" as if it were one.

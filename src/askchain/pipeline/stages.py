@@ -49,6 +49,7 @@ class State(TypedDict, total=False):
     question: str  # as asked, then as rewritten when it follows up an earlier turn
     follow_up: bool
     plan: list[str]  # the question's steps; one: the question itself
+    semantic_plan: bool  # the semantic generator may answer with a plan of governed queries (the plan stage says)
     steps: list[dict[str, Any]]  # a multi-step plan's steps as answered: question, SQL, row count
     examples: list[Example]
     linked: dict[str, list[str]]
@@ -84,7 +85,8 @@ def plan(state: State, run: Run) -> StageOutput:
     governed queries (`semantic_plans`)."""
     question = state["question"]
     if semantic_plans(question, run):  # the semantic generator writes the plan as queries the layer composes
-        return {"plan": [question]}, {"steps": [question], "planned": False, "semantic_plan": True}
+        return {"plan": [question], "semantic_plan": True}, \
+            {"steps": [question], "planned": False, "semantic_plan": True}
     if run.settings.pipeline.planner == "rules" and (not may_need_steps(question) or _one_query(question, run)):
         return {"plan": [question]}, {"steps": [question], "planned": False}
     steps = plan_steps(question, run.schema, run.models.factual, run.settings.pipeline.plan_max_steps,
@@ -230,7 +232,7 @@ def build_context(state: State, run: Run) -> StageOutput:
         value_hints=state.get("value_hints", []), db_id=schema.db_id,
         examples=[replace(e, sql=write_short(e.sql, short)) for e in state.get("examples", [])],
         definitions=[write_short(r.definition, short) for r in state.get("definitions", []) if r.definition],
-        semantic=semantic_context(question, run, state.get("definitions", []), state["question"])
+        semantic=semantic_context(question, run, state.get("definitions", []), state.get("semantic_plan", False))
         if state["question"] else None,
     )
     covered = coverage(state["question"], schema, state.get("value_hints", []))
@@ -244,11 +246,11 @@ def leads(run: Run) -> bool:
 
 
 def semantic_context(question: str, run: Run, readings: Sequence[Reading] = (),
-                     asked: str = "") -> SemanticContext | None:
+                     plans: bool = False) -> SemanticContext | None:
     """The domain's governed semantic model, the verified examples nearest the question, the one window and the
-    filters its `readings` (the semantic layer's, of the question without its hint) name, and whether the question as
-    `asked` (without its hint) may be answered by a plan, where the database's domain has a semantic model and the
-    semantic generator leads."""
+    filters its `readings` (the semantic layer's, of the question without its hint) name, and whether it may be
+    answered by a plan (`plans`: the plan stage decided so), where the database's domain has a semantic model and
+    the semantic generator leads."""
     domain = domain_of(run.schema.name)
     if not leads(run) or domain is None or domain.semantic_model_file is None:
         return None
@@ -257,7 +259,6 @@ def semantic_context(question: str, run: Run, readings: Sequence[Reading] = (),
     examples = load_examples(domain.semantic_examples_file, domain.example_files)
     k = int(run.settings.pipeline.generators[run.settings.pipeline.lead_generator].options.get("examples", 4))
     model = domain.semantic_model()
-    plans = not run.earlier and semantic_plans(asked or question, run)
     return SemanticContext(model, examples_for(question, examples, k, plans), matching_names(model, question, k=6),
                            earlier=earlier_steps(run.earlier), window=named_window(list(readings)),
                            filters=named_filters(list(readings)), plans=plans)

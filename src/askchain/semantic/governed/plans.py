@@ -97,10 +97,14 @@ def compile_plan(model: Layer, plan: SemanticPlan | dict,
     return CompiledPlan(_composed(steps, counts), "; then ".join(readings), fitted)
 
 
+#: The aggregations of a measure that counts rows or values.
+COUNTS = frozenset({"count", "nunique"})
+
+
 def _counts(measure) -> bool:
     """Whether a measure counts rows or values (0 where a step finds none for a key, not NULL): no share, no sum."""
-    expression = measure.expr if measure else ""
-    return ("count(" in expression or "nunique()" in expression) and "/" not in expression
+    return measure is not None and bool(measure.aggregations) and measure.aggregations <= COUNTS \
+        and "/" not in measure.expr
 
 
 def _linked_by_name(model: Layer, query: SemanticQuery, steps: list[_Step]) -> SemanticQuery:
@@ -161,9 +165,10 @@ def _composed(steps: list[_Step], counts: dict[int, set[str]]) -> str:
     excluded_only = {number for s in steps for _, number in s.links("not in")} - taken
     shown = [s for s in steps if s.number not in excluded_only]
     root, joined, seen = shown[0], [], set(shown[0].columns)
+    by_number = {s.number: s for s in shown}
     select: list[exp.Expression] = [exp.column(c, table=root.name) for c in root.columns]
     for step in shown[1:]:
-        joined.append(_join(step, {s.number: s for s in shown}))
+        joined.append(_join(step, by_number))
         for column in (c for c in step.columns if c not in joined[-1]["keys"]):
             name = column if column not in seen else f"{column}_{step.number}"
             seen.add(name)

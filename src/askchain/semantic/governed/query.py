@@ -15,7 +15,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from askchain.errors import SemanticQueryError
-
 from askchain.semantic.governed.steps import StepRef
 
 Operator = Literal["=", "!=", ">", ">=", "<", "<=", "in", "not in", "is null", "is not null"]

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 #: Dimension units a running total runs over (a date, a time, an hour).
 TIME_UNITS = frozenset({"date", "timestamp", "hour"})
 #: The dimensions that split by time (every model names them alike: `block_time` is the raw event time).
+#: The aggregations a measure's expression may apply (`_.count(where=...)`, `_.value.sum() / 1e18`, `.mean()`...).
+_AGGREGATION = re.compile(r"\.(sum|count|nunique|mean|max|min|median|quantile|mode|first|last|approx_\w+)\(")
 TIME_DIMENSIONS = frozenset({"block_time", "hour_of_day", "day", "weekday", "weekday_number", "week", "month",
                              "year", "day_of_year"})
 
@@ -48,6 +50,12 @@ class Field:
             known_values=_known_values(metadata.get("well_known") or (), known, name),
             expr=str(config.get("expr") or ""), values=tuple(str(v) for v in metadata.get("values") or ()),
         )
+
+    @property
+    def aggregations(self) -> frozenset[str]:
+        """The aggregations the measure's expression applies (`count`, `sum`, `mean`...): what its totals per period
+        or per row found can be (summed, averaged, 0 where none)."""
+        return frozenset(_AGGREGATION.findall(self.expr))
 
     def entry(self) -> dict:
         """The catalog's view of the field."""
