@@ -11,10 +11,10 @@ from askchain.domain import get_domain
 from askchain.generation.context import SemanticContext
 from askchain.generation.semantic import fitted_to
 from askchain.generation.semantic_fit import (
-    a_series_of_what_was_found,
-    RULES, every_row_unless_a_count_is_asked, fitted, in_the_window_named, one_row_only_when_ranked,
-    percent_when_a_percentage_is_asked, series_in_time_order, total_unless_a_series_is_asked,
-    averaged_per_period_when_asked, either_value_of_one_field, no_value_as_null, running_total_when_asked, whole_table_unless_a_time_is_named, with_the_filters_named,
+    RULES, a_series_of_what_was_found, averaged_per_period_when_asked, either_value_of_one_field,
+    every_row_unless_a_count_is_asked, fitted, in_the_window_named, no_value_as_null, one_row_only_when_ranked,
+    percent_when_a_percentage_is_asked, running_total_when_asked, series_in_time_order, together_when_asked,
+    total_unless_a_series_is_asked, whole_table_unless_a_time_is_named, with_the_filters_named,
 )
 from askchain.semantic import named_filters, named_window
 
@@ -323,3 +323,25 @@ def test_the_days_of_what_a_plan_found_are_a_series_by_day():
 ])
 def test_a_plan_split_otherwise_or_asked_no_days_is_kept(steps, question):
     assert a_series_of_what_was_found({"steps": list(steps)}, question) == {"steps": list(steps)}
+
+
+TOP_SENDERS = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["from_address"],
+               "window": {"name": "last_n_days", "n": 7},
+               "order_by": [{"field": "transaction_count", "direction": "desc"}], "limit": 5}
+THEIR_VALUE = {"model": "transactions", "measures": ["total_value_eth"], "dimensions": ["from_address"],
+               "window": {"name": "last_n_days", "n": 7},
+               "filters": [{"field": "from_address", "op": "in", "value": {"step": 1}}]}
+
+
+def test_a_plan_asked_for_the_found_rows_together_answers_with_their_total():
+    question = "How much ETH did the 5 busiest senders of the last 7 days send together?"
+    fitted_plan = together_when_asked({"steps": [TOP_SENDERS, THEIR_VALUE]}, question)
+    assert fitted_plan == {"steps": [TOP_SENDERS, {**THEIR_VALUE, "dimensions": []}], "each": False}
+
+
+@pytest.mark.parametrize("question", [
+    "How much ETH did the 5 busiest senders of the last 7 days send?",  # neither: for each (the layer's default)
+    "How much ETH did each of the 5 busiest senders send in total over the last 7 days?",  # each wins
+])
+def test_a_plan_not_asked_for_a_total_of_the_found_rows_is_kept(question):
+    assert together_when_asked({"steps": [TOP_SENDERS, THEIR_VALUE]}, question) == {"steps": [TOP_SENDERS, THEIR_VALUE]}

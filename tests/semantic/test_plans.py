@@ -107,6 +107,17 @@ def test_a_step_only_excluded_from_is_no_part_of_the_answer(semantic_model):
     assert " ".join(compiled.sql.split()).count("NOT ( from_address IN ( SELECT from_address FROM step_1 ) )") == 1
 
 
+def test_a_plan_for_the_found_rows_together_answers_with_their_one_total(semantic_model, run_pinned):
+    """`"each": false` ("how many transactions did the 3 top fee recipients' blocks hold together"): the later step
+    is not grouped by the values it takes, and the step that chose them is no part of the answer."""
+    compiled = semantic_model.compile({"steps": [TOP_MINERS, THEIR_TIPS], "each": False})
+    assert outer(compiled.sql).named_selects == ["tips_eth", "transaction_count"] and "FROM step_2" in compiled.sql
+    assert compiled.query.each is False and compiled.query.steps[1].dimensions == []
+    per_miner = run_pinned(GOLD_TIPS)[1]
+    (tips, count), = run_pinned(compiled.sql)[1]
+    assert count == sum(row[3] for row in per_miner) and tips == pytest.approx(sum(row[2] for row in per_miner))
+
+
 @pytest.mark.parametrize(("steps", "message"), [
     ((TOP_MINERS,), "malformed semantic plan: steps"),
     ((TOP_MINERS, {**THEIR_TIPS, "dimensions": ["day"], "filters": []}), "step 2 groups by day without taking"),

@@ -1,12 +1,11 @@
-"""A later step's filter takes an earlier step's result: the layer composes that step's query into the new one, so
-the last step is the whole question as one query, equal to the query an analyst writes with a CTE."""
+"""A plan step's filter takes an earlier step's result: the layer leaves a placeholder the plan reads from that step's
+CTE, so the plan is the whole question as one query, equal to the query an analyst writes with a CTE."""
 
 from __future__ import annotations
 
 import pytest
 
 from askchain.errors import SemanticQueryError
-from askchain.semantic.governed.steps import EarlierStep
 
 DATASET = "bigquery-public-data.crypto_ethereum"
 LAST_7 = {"name": "last_n_days", "n": 7}
@@ -21,37 +20,24 @@ GOLD = (f"WITH top AS (SELECT from_address FROM `{DATASET}.transactions` WHERE {
         f"WHERE from_address IN (SELECT from_address FROM top) AND {WINDOW}")
 
 
-@pytest.fixture(scope="module")
-def first_step(semantic_model, run_pinned):
-    sql = semantic_model.compile(TOP_SENDERS).sql
-    columns, rows = run_pinned(sql)
-    return {1: EarlierStep(1, "Which 5 addresses sent the most transactions in the last 7 days?", sql, columns[0],
-                           len(rows))}
-
-
-def test_a_step_filter_composes_the_earlier_query_and_counts_what_the_analysts_query_counts(
-        semantic_model, run_pinned, first_step):
-    compiled = semantic_model.compile(THEIR_TRANSFERS, first_step)
-    assert "LIMIT 5" in compiled.sql and "askchain_step" not in compiled.sql
-    assert "INTERVAL '7'" not in compiled.sql  # written as analysts write it, the earlier step's part too
-    assert run_pinned(compiled.sql)[1] == run_pinned(GOLD)[1]
-    assert run_pinned(GOLD)[1][0][0] > 0
-    assert "from address in the result of step 1" in compiled.reading
-
-
 @pytest.mark.parametrize("condition, reason", [
     ({"field": "from_address", "op": "in", "value": {"step": 2}}, "takes step 2's values; the earlier steps: 1"),
     ({"field": "from_address", "op": ">", "value": {"step": 1}}, "take the operator 'in' or 'not in'"),
 ])
-def test_a_step_filter_the_layer_cannot_compose_is_rejected_with_its_reason(semantic_model, first_step, condition,
-                                                                            reason):
+def test_a_step_filter_the_layer_cannot_take_is_rejected_with_its_reason(semantic_model, condition, reason):
     with pytest.raises(SemanticQueryError, match=reason):
-        semantic_model.compile({**THEIR_TRANSFERS, "filters": [condition]}, first_step)
+        semantic_model.compile({**THEIR_TRANSFERS, "filters": [condition]}, steps=[1])
 
 
-def test_equal_to_a_step_is_in_its_values(semantic_model, first_step):
-    equal = {**THEIR_TRANSFERS, "filters": [{"field": "from_address", "op": "=", "value": {"step": 1}}]}
-    assert semantic_model.compile(equal, first_step).sql == semantic_model.compile(THEIR_TRANSFERS, first_step).sql
+def test_a_step_filter_is_a_placeholder_the_plan_reads_from_the_steps_cte(semantic_model, run_pinned):
+    """Compiled alone, the filter holds the step's placeholder; in a plan it reads step 1's CTE and counts what the
+    analysts' query counts (the found senders' transfers, together)."""
+    assert "IN ('askchain_step_1')" in semantic_model.compile(THEIR_TRANSFERS, steps=[1]).sql
+    compiled = semantic_model.compile({"steps": [TOP_SENDERS, THEIR_TRANSFERS], "each": False})
+    assert "askchain_step" not in compiled.sql and "LIMIT 5" in compiled.sql
+    assert "INTERVAL '7'" not in compiled.sql  # written as analysts write it
+    assert run_pinned(compiled.sql)[1] == run_pinned(GOLD)[1] and run_pinned(GOLD)[1][0][0] > 0
+    assert "from address in the result of step 1" in compiled.reading
 
 
 def test_without_earlier_steps_a_step_filter_says_there_are_none(semantic_model):

@@ -15,7 +15,6 @@ from askchain.prompts import load_prompt
 
 if TYPE_CHECKING:
     from askchain.semantic.governed import SemanticModel
-    from askchain.semantic.governed.steps import EarlierStep
 
 
 @dataclass(frozen=True)
@@ -41,8 +40,6 @@ class SemanticContext:
     examples: list[SemanticExample] = field(default_factory=list)
     #: The measures and dimensions the question's words name, as prompt lines (askchain.generation.semantic).
     matching: list[str] = field(default_factory=list)
-    #: A multi-step question's answered steps by number, whose results a filter may take as its values.
-    earlier: dict[int, EarlierStep] = field(default_factory=dict)
     #: The one governed window the question's words name (askchain.semantic.layer.named_window), or None.
     window: dict | None = None
     #: The governed filters the question's words name (askchain.semantic.layer.named_filters).

@@ -12,7 +12,7 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from askchain.errors import SemanticQueryError, describe
 from askchain.generation.candidates import Candidate
@@ -21,9 +21,8 @@ from askchain.generation.semantic_doubt import (
     reason_to_doubt, without_filters_a_share_counts, without_grouped_counts, without_unnamed_dimensions,
     without_unnamed_flags, without_unnamed_measures, without_values_no_row_has)
 from askchain.generation.semantic_fit import (
-    a_series_of_what_was_found, averaged_per_period_when_asked, fitted, in_the_window_named, running_total_when_asked,
+    averaged_per_period_when_asked, fitted, in_the_window_named, plan_fitted, running_total_when_asked,
     with_the_filters_named)
-from askchain.prompt_data import escape_text
 from askchain.prompts import load_prompt
 from askchain.semantic.governed.plans import MAX_STEPS, compile_plan, is_plan
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
     from askchain.generation.context import GenerationContext
     from askchain.llm.base import ChatModel
     from askchain.semantic.governed import SemanticModel
-    from askchain.semantic.governed.steps import EarlierStep
 
 GENERATOR = "semantic"
 #: The reply that hands a question to the free-SQL generators.
@@ -161,14 +159,14 @@ def _compiled_replies(ctx: GenerationContext, context: SemanticContext, model: C
                                 n=cfg.n, seed=seed, json_schema=schema)
     fitting = cfg.options.get("fit_to_question", True)
     fit = (lambda query, window=True: fitted_to(context, query, ctx.question, window)) if fitting else None
-    fit_plan = (lambda plan: a_series_of_what_was_found(plan, ctx.question)) if fitting else None
+    fit_plan = (lambda plan: plan_fitted(plan, ctx.question)) if fitting else None
     candidates, failed = [], False
     for text in completion.texts:
-        compiled, error = compile_reply(context.model, text, fit, context.earlier, fit_plan)
+        compiled, error = compile_reply(context.model, text, fit, fit_plan)
         for _ in range(int(cfg.options.get("revisions", 1)) if error else 0):
             text = model.complete(_revision(prompt, text, error), temperature=0.0, max_tokens=budget,
                                   seed=seed, json_schema=schema).text
-            compiled, error = compile_reply(context.model, text, fit, context.earlier, fit_plan)
+            compiled, error = compile_reply(context.model, text, fit, fit_plan)
             if not error:
                 break
         failed = failed or error is not None
@@ -199,11 +197,10 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
 
 
 def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] | None = None,
-                  steps: Mapping[int, EarlierStep] | None = None, fit_plan: Callable[[dict], dict] | None = None):
+                  fit_plan: Callable[[dict], dict] | None = None):
     """(compiled query, None), (None, the layer's reason) or (None, None) for a question that needs SQL; `fit`
     fits the query (each step of a plan, after `fit_plan` fits the plan) to its question first
-    (askchain.generation.semantic_fit); a filter may take the values of one of `steps`, a multi-step question's
-    answered steps."""
+    (askchain.generation.semantic_fit)."""
     try:
         reply = json.loads(text)
     except ValueError:
@@ -216,7 +213,7 @@ def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] |
             one_window = _one_window(reply)
             return compile_plan(model, reply, lambda query: normalised(fit(query, one_window) if fit else query)), None
         reply = normalised(fit(reply) if fit else reply)
-        return model.compile(reply, steps), None
+        return model.compile(reply), None
     except SemanticQueryError as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - the library fails in many ways on a query it cannot build; never the question
@@ -249,7 +246,7 @@ def _messages(ctx: GenerationContext, context: SemanticContext):
         catalog=catalog_text(context.model), windows=windows_text(context.model),
         examples=f"Examples:\n{examples}" if examples else "",
         matching=f"Names the question's words match:\n{matches}\n" if matches else "", question=ctx.question,
-        earlier=_earlier_steps(context), plans=_plan_rule() if context.plans else "",
+        plans=_plan_rule() if context.plans else "",
     )
 
 
@@ -266,15 +263,6 @@ def as_picked(query: dict) -> dict:
     if is_plan(query):
         return {"steps": [as_picked(step) for step in query["steps"]]}
     return {key: value for key, value in query.items() if key not in SET_FROM_WORDS}
-
-
-def _earlier_steps(context: SemanticContext) -> str:
-    """The answered steps a filter may take its values from (their rows are in the question's hint, as data)."""
-    if not context.earlier:
-        return ""
-    lines = "".join(f"- {escape_text(step.line())}\n" for step in context.earlier.values())
-    return ("Earlier steps of this question. To keep only rows whose dimension is among a step's result, filter with "
-            '{"field": "<dimension>", "op": "in", "value": {"step": <number>}}:\n' + lines + "\n")
 
 
 def _revision(prompt, reply: str, error: str):

@@ -25,6 +25,9 @@ question never asks for. Each rule is one function over the query (a dict as the
 - In a plan, a later step grouped only by the one value an earlier step found (the top address) is one row; where
   the question asks for days ("on each of the last 7 days", "per day") and no step splits by time, it is split by
   day instead (`a_series_of_what_was_found`, applied to the plan by askchain.generation.semantic).
+- In a plan, a later step taking the values of an earlier step's rows answers for each of them, unless the question
+  asks for them together ("how much did they send together", "combined") and never for each: then the step is not
+  grouped by those values and answers with their one total (`together_when_asked`, applied alike).
 """
 
 from __future__ import annotations
@@ -287,6 +290,39 @@ def a_series_of_what_was_found(plan: dict, question: str) -> dict:
         if dimensions and set(dimensions) <= found_one:
             daily = {**step, "dimensions": ["day"], "order_by": [{"field": "day", "direction": "asc"}], "limit": None}
             return {**plan, "steps": [*steps[:number - 1], daily, *steps[number:]]}
+    return plan
+
+
+#: Words that ask for the rows a step found taken together, and words that ask for each of them.
+ASKS_FOR_TOGETHER = re.compile(
+    r"\b(?:together|combined|altogether|collectively|in\s+total|in\s+all|between\s+them|as\s+a\s+group)\b",
+    re.IGNORECASE)
+ASKS_FOR_EACH = re.compile(r"\b(?:each|every|per|respectively|individually|apiece)\b", re.IGNORECASE)
+
+
+def together_when_asked(plan: dict, question: str) -> dict:
+    """`plan` answering for the found rows together (`"each": false`, its later steps not grouped by the values they
+    take) where the question says together and never each."""
+    steps = plan.get("steps") if isinstance(plan.get("steps"), list) else []
+    if not ASKS_FOR_TOGETHER.search(question) or ASKS_FOR_EACH.search(question) \
+            or not all(isinstance(step, dict) for step in steps):
+        return plan
+    ungrouped = []
+    for step in steps:
+        taken = {f.get("field") for f in _filters(step) if isinstance(f.get("value"), dict)}
+        kept = [d for d in step.get("dimensions") or [] if d not in taken]
+        ungrouped.append({**step, "dimensions": kept} if taken and "dimensions" in step else step)
+    return {**plan, "steps": ungrouped, "each": False}
+
+
+#: The rules over a whole plan, before its steps are fitted one by one.
+PLAN_RULES: tuple[Callable[[dict, str], dict], ...] = (a_series_of_what_was_found, together_when_asked)
+
+
+def plan_fitted(plan: dict, question: str) -> dict:
+    """`plan` with every plan rule applied."""
+    for rule in PLAN_RULES:
+        plan = rule(plan, question)
     return plan
 
 

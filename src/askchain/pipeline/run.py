@@ -13,7 +13,6 @@ from askchain.db.dialects import dialect_label
 from askchain.db.schema import Schema
 from askchain.errors import AskchainError
 from askchain.llm.base import ChatModel
-from askchain.pipeline.plan import StepResult
 from askchain.pipeline.trace import Trace
 from askchain.resources import Resources, process_resources
 
@@ -49,8 +48,6 @@ class Run:
     #: The question's source database under evaluation, so retrieval can leave out its own examples.
     db_id: str | None = None
     trace: Trace | None = None
-    #: A multi-step question's answered steps, when this run answers a later step (askchain.pipeline.plan).
-    earlier: Sequence[StepResult] = ()
     #: What the process loaded once (value indexes...): the process's own unless a test or server brings its own.
     resources: Resources = field(default_factory=process_resources)
 

@@ -130,8 +130,7 @@ def run_steps(state: State, run: Run, answer_one: Callable[..., State]) -> Stage
     for number, question in enumerate(state["plan"], 1):
         hint = "\n".join(part for part in (run.hint, earlier_results(done, cfg.plan_preview_rows) if done else "") if part)
         trace = Trace(f"step{number}", question, run.engine.name, "pipeline", run.models.model_id)
-        step_run = replace(run, question=question, hint=hint, history=(), settings=one_query, trace=trace,
-                           earlier=tuple(done))
+        step_run = replace(run, question=question, hint=hint, history=(), settings=one_query, trace=trace)
         emit({"type": "step", "step": number, "question": question, "status": "start"})
         final = answer_one(step_run, lambda event, number=number: emit({**event, "step": number}))
         abstention = final.get("abstention")
@@ -260,16 +259,8 @@ def semantic_context(question: str, run: Run, readings: Sequence[Reading] = (),
     k = int(run.settings.pipeline.generators[run.settings.pipeline.lead_generator].options.get("examples", 4))
     model = domain.semantic_model()
     return SemanticContext(model, examples_for(question, examples, k, plans), matching_names(model, question, k=6),
-                           earlier=earlier_steps(run.earlier), window=named_window(list(readings)),
+                           window=named_window(list(readings)),
                            filters=named_filters(list(readings)), plans=plans)
-
-
-def earlier_steps(done: Sequence[StepResult]) -> dict:
-    """A multi-step question's answered steps that found rows, by number, for a semantic filter to take values from."""
-    from askchain.semantic.governed.steps import EarlierStep
-
-    return {number: EarlierStep(number, step.question, step.sql, step.result.columns[0], len(step.result.rows))
-            for number, step in enumerate(done, 1) if step.sql and step.result and step.result.rows}
 
 
 def schema_prompt_prefix(run: Run) -> list[Message] | None:

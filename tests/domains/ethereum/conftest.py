@@ -47,8 +47,8 @@ def sql(eth_engine):
 def ask_over():
     """`askchain ask --json --db DB QUESTION` in a process of its own, response cache off: its JSON answer and its
     stderr (the stages it printed), once it exited with 0."""
-    def ask(db, question: str, timeout: int = 1800) -> tuple[dict, str]:
-        env = {**os.environ, "ASKCHAIN_LLM__CACHE": "false"}
+    def ask(db, question: str, timeout: int = 1800, env: dict[str, str] | None = None) -> tuple[dict, str]:
+        env = {**os.environ, "ASKCHAIN_LLM__CACHE": "false", **(env or {})}
         out = subprocess.run([sys.executable, "-m", "askchain.cli", "ask", "--db", str(db), question, "--json"],
                              capture_output=True, text=True, timeout=timeout, env=env)
         assert out.returncode == 0, out.stderr[-2000:]
@@ -58,5 +58,5 @@ def ask_over():
 
 @pytest.fixture
 def ask_cli(eth_db, ask_over):
-    """ask_over on the small dataset: a function (question, timeout) -> (JSON answer, stderr)."""
-    return lambda question, timeout=1800: ask_over(eth_db[0], question, timeout)
+    """ask_over on the small dataset: a function (question, timeout, env) -> (JSON answer, stderr)."""
+    return lambda question, timeout=1800, env=None: ask_over(eth_db[0], question, timeout, env)

@@ -60,13 +60,36 @@ def test_the_questions_a_new_user_asks_first_answer_right_through_the_cli(ask_cl
     assert spider2_ex(expected.columns, expected.rows, result["columns"], result["rows"]), (result["sql"], result["rows"])
 
 
+#: Free SQL only: over Ethereum the semantic generator leads and answers a multi-step question with a plan of
+#: governed queries; the free-text planner serves the questions no semantic model covers.
+FREE_SQL_ONLY = {"ASKCHAIN_PIPELINE__GENERATORS__SEMANTIC__ENABLED": "false"}
+
+
 def test_a_multi_step_question_is_planned_and_answered_step_by_step(ask_cli):
     """Issue 17's planner with the embedded model: the busiest fee recipient found first, then its blocks' load."""
     question = ("For the fee recipient that produced the most blocks yesterday, how many transactions did its blocks "
                 "hold yesterday?")
-    result, stderr = ask_cli(question, timeout=2400)
+    result, stderr = ask_cli(question, timeout=2400, env=FREE_SQL_ONLY)
     steps = result["steps"]
     assert 2 <= len(steps) <= 3, steps
     assert steps[0]["sql"] and steps[0]["row_count"] >= 1 and "miner" in steps[0]["sql"], steps[0]
     assert result["error"] is None and result["rows"], result["sql"]
     assert result["answer"].startswith("Answered in steps:") and "Plan, " in stderr
+
+
+def test_a_question_on_what_a_ranking_found_is_answered_by_a_semantic_plan_in_one_query(ask_cli, eth_engine):
+    """Issue 47's plans with the embedded model: the top senders found by one governed query, their token transfers
+    by another taking its values, written by the layer as one query."""
+    question = ("For the 3 addresses that sent the most transactions in the last 7 days, how many transactions did "
+                "each send and how many token transfers did each send in that period? Most transactions first.")
+    result, _ = ask_cli(question, timeout=2400)
+    window = "DATE({t}) >= DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY) AND DATE({t}) < CURRENT_DATE()"
+    gold = eth_engine.execute(
+        f"WITH top AS (SELECT from_address, COUNT(*) AS sent FROM {T} WHERE {window.format(t='block_timestamp')} "
+        f"GROUP BY from_address ORDER BY sent DESC LIMIT 3) SELECT top.from_address, top.sent, COUNT(tt.log_index) "
+        f"FROM top LEFT JOIN `bigquery-public-data.crypto_ethereum.token_transfers` tt "
+        f"ON tt.from_address = top.from_address AND {window.format(t='tt.block_timestamp')} "
+        f"GROUP BY top.from_address, top.sent ORDER BY top.sent DESC")
+    assert result["error"] is None and result["steps"] == [], result["sql"]
+    assert "WITH step_1 AS" in result["sql"] and "step_2" in result["sql"]  # the layer's composition, one query
+    assert spider2_ex(gold.columns, gold.rows, result["columns"], result["rows"]), (result["sql"], result["rows"])

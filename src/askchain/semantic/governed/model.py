@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Collection
 
 import ibis
 import yaml
@@ -27,7 +27,7 @@ from askchain.semantic.governed.plans import compile_plan, is_plan
 from askchain.semantic.governed.query import LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, query_schema, validated
 from askchain.semantic.governed.reading import TIME_DIMENSIONS, Field, ModelSpec, WindowSpec, query_reading
 from askchain.semantic.governed.sql import readable_sql
-from askchain.semantic.governed.steps import EarlierStep, StepRef, compose, placeholder
+from askchain.semantic.governed.steps import StepRef, placeholder
 from askchain.semantic.governed.tables import build_views, column_sources, schema_tables
 
 #: Top-level sections of a model file that are askchain's, not boring-semantic-layer models.
@@ -83,13 +83,11 @@ class SemanticModel:
     def _windows_of(self, spec: ModelSpec) -> list[WindowSpec]:
         return [w for w in self.windows.values() if spec.time is not None or w.filter is None]
 
-    def compile(self, query: SemanticQuery | dict, steps: Mapping[int, EarlierStep] | None = None,
-                composed: bool = True) -> CompiledQuery:
+    def compile(self, query: SemanticQuery | dict, steps: Collection[int] = ()) -> CompiledQuery:
         """GoogleSQL for the query and its reading; a query the layer rejects raises SemanticQueryError with the
-        reason in one line (for the model's revision). A filter may take an earlier step's values from `steps`
-        (askchain.semantic.governed.steps): that step's query is composed into this one (left a placeholder when
-        not `composed`: a plan reads it from the step's CTE). A plan (`{"steps": [...]}`) compiles to one query
-        (askchain.semantic.governed.plans)."""
+        reason in one line (for the model's revision). A plan (`{"steps": [...]}`) compiles to one query
+        (askchain.semantic.governed.plans); a filter of one of its steps may take the values of the earlier
+        `steps` (by number), left a placeholder the plan reads from that step's CTE."""
         if is_plan(query):
             return compile_plan(self, query)
         query = asked = validated(SemanticQuery, query, "query")
@@ -99,7 +97,7 @@ class SemanticModel:
         if query.percent:
             query, spec = _in_percent(query, spec), spec.in_percent()
         window = self._window_filter(spec, query)
-        filters = [_filter_spec(spec, f, steps or {}) for f in query.filters]
+        filters = [_filter_spec(spec, f, steps) for f in query.filters]
         try:
             if query.average_per:
                 expression = _averaged_per_period(self.models[query.model], query, spec, window + filters,
@@ -113,8 +111,7 @@ class SemanticModel:
         except (BSLError, IbisError, ValueError, KeyError) as exc:  # the layer's word on the query, for its revision
             raise SemanticQueryError(first_line(exc)) from exc
         sql = readable_sql(sql, self.sql_schema)
-        return CompiledQuery(compose(sql, steps or {}) if composed else sql,
-                             query_reading(query, spec, self.windows, self.units), asked)
+        return CompiledQuery(sql, query_reading(query, spec, self.windows, self.units), asked)
 
     def _window_filter(self, spec: ModelSpec, query: SemanticQuery) -> list[str]:
         """The window as a boring-semantic-layer filter over the model's event time (none for `none`)."""
@@ -199,9 +196,9 @@ def _in_percent(query: SemanticQuery, spec: ModelSpec) -> SemanticQuery:
     })
 
 
-def _filter_spec(spec: ModelSpec, condition, steps: Mapping[int, EarlierStep]) -> dict:
+def _filter_spec(spec: ModelSpec, condition, steps: Collection[int]) -> dict:
     """A filter in boring-semantic-layer's JSON form, its field one of the model's and its value fitting the
-    operator; an earlier step's values as a placeholder that `compose` replaces."""
+    operator; an earlier step's values as a placeholder the plan replaces."""
     if condition.field not in spec.dimensions and condition.field not in spec.measures:
         raise SemanticQueryError(f"filter on '{condition.field}', which is no dimension or measure of '{spec.name}'")
     if isinstance(condition.value, StepRef):
@@ -216,7 +213,7 @@ def _filter_spec(spec: ModelSpec, condition, steps: Mapping[int, EarlierStep]) -
     return {"field": condition.field, "operator": condition.op, "value": condition.value}
 
 
-def _step_filter(condition, steps: Mapping[int, EarlierStep]) -> dict:
+def _step_filter(condition, steps: Collection[int]) -> dict:
     number = condition.value.step
     if number not in steps:
         earlier = ", ".join(map(str, steps)) or "none"

@@ -5,15 +5,16 @@ top 3 on blocks, then a measure on transactions filtered to those three
 (`{"field": "block_miner", "op": "in", "value": {"step": 1}}`). Each step compiles on its own; the plan becomes one
 query the user can run: the steps as CTEs, a later step's filter reading the earlier step's CTE, and each later step
 joined to the step whose values it takes, on the dimension it filters (grouped by it where that step found several
-rows: "for each of those"), listed in the first step's order. A step only excluded from (`not in`) is no part of the
-output, and a step that takes no earlier step's values adds its single row beside the others (two windows side by
-side). The layer, not the model, writes every join.
+rows: "for each of those"), listed in the first step's order. A plan that asks for those rows together (`"each":
+false`: "how much did they send together") keeps the later step's one total, and the step that only chose the rows
+is no part of the output, as a step only excluded from (`not in`) is not. A step that takes no earlier step's values
+adds its single row beside the others (two windows side by side). The layer, not the model, writes every join.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Collection, Mapping, Protocol
 
 import sqlglot
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,7 +24,7 @@ from askchain.errors import SemanticQueryError
 from askchain.semantic.governed.query import SemanticQuery, validated
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
 from askchain.semantic.governed.sql import as_analysts_write
-from askchain.semantic.governed.steps import DIALECT, EarlierStep, StepRef, placeholder_step
+from askchain.semantic.governed.steps import DIALECT, StepRef, placeholder_step
 
 
 class Layer(Protocol):
@@ -32,7 +33,7 @@ class Layer(Protocol):
 
     specs: Mapping[str, Any]
 
-    def compile(self, query: Any, steps: Mapping[int, EarlierStep] | None = None, composed: bool = True) -> Any: ...
+    def compile(self, query: Any, steps: Collection[int] = ()) -> Any: ...
 
 
 #: A plan has at least two steps (one is a query) and, like the planner's, at most three.
@@ -40,10 +41,13 @@ MAX_STEPS = 3
 
 
 class SemanticPlan(BaseModel):
-    """Semantic queries in order, a later one free to filter on an earlier one's result (`{"step": n}`)."""
+    """Semantic queries in order, a later one free to filter on an earlier one's result (`{"step": n}`); `each`:
+    a later step taking the values of an earlier step that found several rows answers for each of them (grouped by
+    the value), or, false, for all of them together."""
 
     model_config = ConfigDict(extra="forbid")
     steps: list[SemanticQuery] = Field(min_length=2, max_length=MAX_STEPS)
+    each: bool = True
 
 
 @dataclass(frozen=True)
@@ -85,13 +89,13 @@ def compile_plan(model: Layer, plan: SemanticPlan | dict,
     for number, query in enumerate(plan.steps, 1):
         query = SemanticQuery.model_validate(fit(query.model_dump(exclude_defaults=True)) if fit else query)
         _found_sets(query, steps)
-        query = _grouped_by_links(_linked_by_name(model, query, steps), steps)
-        earlier = {s.number: EarlierStep(s.number, f"step {s.number}", "", _key(s), 0) for s in steps}
-        compiled = model.compile(query, earlier, composed=False)
+        query = _linked_by_name(model, query, steps)
+        query = _grouped_by_links(query, steps) if plan.each else query
+        compiled = model.compile(query, [s.number for s in steps])
         columns = sqlglot.parse_one(compiled.sql, read=DIALECT).named_selects
         steps.append(_Step(number, compiled.sql, columns, compiled.query))
         readings.append(f"step {number}: {compiled.reading}")
-    fitted = SemanticPlan(steps=[s.query for s in steps])
+    fitted = SemanticPlan(steps=[s.query for s in steps], each=plan.each)
     counts = {s.number: {m for m in s.query.measures if _counts(model.specs[s.query.model].measures.get(m))}
               for s in steps}
     return CompiledPlan(_composed(steps, counts), "; then ".join(readings), fitted)
@@ -161,9 +165,7 @@ def _key(step: _Step) -> str:
 def _composed(steps: list[_Step], counts: dict[int, set[str]]) -> str:
     """One query: every step as a CTE, the steps that are output joined as their links say, in the first step's
     order and then in time order."""
-    taken = {number for s in steps for _, number in s.links()}
-    excluded_only = {number for s in steps for _, number in s.links("not in")} - taken
-    shown = [s for s in steps if s.number not in excluded_only]
+    shown = [s for s in steps if not _only_chooses_rows(s, steps)]
     root, joined, seen = shown[0], [], set(shown[0].columns)
     by_number = {s.number: s for s in shown}
     select: list[exp.Expression] = [exp.column(c, table=root.name) for c in root.columns]
@@ -185,6 +187,15 @@ def _composed(steps: list[_Step], counts: dict[int, set[str]]) -> str:
     for step in steps:
         query = query.with_(step.name, as_=_cte_of(step, keys))
     return as_analysts_write(query.sql(dialect=DIALECT, pretty=True))
+
+
+def _only_chooses_rows(step: _Step, steps: list[_Step]) -> bool:
+    """Whether `step` only chooses the rows of the later steps that take its values: they exclude them (`not in`),
+    or take several of its rows together (not grouped by the value), so its own rows answer nothing."""
+    grouped_by_it = [s for s in steps for field, n in s.links() if n == step.number
+                     and (field in s.query.dimensions or step.query.limit == 1)]
+    taken = [n for s in steps for _, n in s.links() + s.links("not in") if n == step.number]
+    return bool(taken) and not grouped_by_it
 
 
 def _join(step: _Step, shown: dict[int, _Step]) -> dict:
