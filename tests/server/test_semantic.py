@@ -89,6 +89,12 @@ def test_mcp_offers_the_catalog_and_semantic_queries(settings):
             assert result["rows_returned"] == result["row_count"] == 3 and result["reading"]
             planned = (await client.call_tool("semantic_query", {"query": BUSIEST_DAY_HOURLY})).structured_content
             assert planned["sql"].startswith("WITH step_1 AS") and planned["row_count"] >= 1
+            busiest_two = {**BUSIEST_DAY_HOURLY["steps"][0], "limit": 2}
+            their_total = {**BUSIEST_DAY_HOURLY["steps"][1], "dimensions": []}
+            each, together = [(await client.call_tool("semantic_query", {"query": {
+                "steps": [busiest_two, their_total], "each": each}})).structured_content for each in (True, False)]
+            assert each["row_count"] == 2 and together["columns"] == ["transaction_count"]
+            assert together["rows"] == [[sum(row[-1] for row in each["rows"])]]  # the two days' counts, together
             refused = await client.call_tool("semantic_catalog", {"db": "concert"})
             assert refused.is_error and "no semantic model" in refused.content[0].text
 

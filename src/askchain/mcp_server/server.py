@@ -108,7 +108,8 @@ def build_server(settings: Settings, catalog: Catalog, model: ChatModel | None =
         query: Annotated[SemanticQuery | SemanticPlan, Field(
             description="Names from semantic_catalog: a model, its measures and dimensions, a window, filters, an order "
                         'and a limit; or a plan {"steps": [query, ...]} (2 or 3) whose later queries filter a '
-                        'dimension by an earlier result: {"field": ..., "op": "in", "value": {"step": 1}}.')],
+                        'dimension by an earlier result: {"field": ..., "op": "in", "value": {"step": 1}}. A later '
+                        'query answers for each value found, or, with "each": false, for them all together.')],
         db: Database = None,
     ) -> dict[str, Any]:
         """Run a semantic query or plan: the semantic layer writes the SQL (a plan as one query, its steps joined on
