@@ -276,16 +276,27 @@ ASKS_FOR_DAYS = re.compile(
 )
 
 
+def _plan_steps(plan: dict) -> list[dict] | None:
+    """A plan's steps as the model wrote them, or None where they are no list of queries (the layer says why)."""
+    steps = plan.get("steps")
+    return steps if isinstance(steps, list) and all(isinstance(step, dict) for step in steps) else None
+
+
+def _links(step: dict) -> list[tuple[str, object]]:
+    """(field, step) for each filter of a plan's step taking an earlier step's values (`{"step": n}`)."""
+    return [(f.get("field"), f["value"].get("step")) for f in _filters(step) if isinstance(f.get("value"), dict)]
+
+
 def a_series_of_what_was_found(plan: dict, question: str) -> dict:
     """`plan` with its first later step that groups only by the value a one-row step found split by day instead,
     where the question asks for days and no step splits by time."""
-    steps = plan.get("steps") if isinstance(plan.get("steps"), list) else []
-    if not ASKS_FOR_DAYS.search(question) or not all(isinstance(step, dict) for step in steps) \
+    steps = _plan_steps(plan)
+    if not ASKS_FOR_DAYS.search(question) or steps is None \
             or any(set(step.get("dimensions") or []) & TIME_DIMENSIONS for step in steps):
         return plan
     for number, step in enumerate(steps[1:], 2):
-        found_one = {f.get("field") for f in _filters(step) if isinstance(f.get("value"), dict)
-                     and 0 < (f["value"].get("step") or 0) < number and steps[f["value"]["step"] - 1].get("limit") == 1}
+        found_one = {field for field, earlier in _links(step)
+                     if isinstance(earlier, int) and 0 < earlier < number and steps[earlier - 1].get("limit") == 1}
         dimensions = step.get("dimensions") or []
         if dimensions and set(dimensions) <= found_one:
             daily = {**step, "dimensions": ["day"], "order_by": [{"field": "day", "direction": "asc"}], "limit": None}
@@ -303,13 +314,12 @@ ASKS_FOR_EACH = re.compile(r"\b(?:each|every|per|respectively|individually|apiec
 def together_when_asked(plan: dict, question: str) -> dict:
     """`plan` answering for the found rows together (`"each": false`, its later steps not grouped by the values they
     take) where the question says together and never each."""
-    steps = plan.get("steps") if isinstance(plan.get("steps"), list) else []
-    if not ASKS_FOR_TOGETHER.search(question) or ASKS_FOR_EACH.search(question) \
-            or not all(isinstance(step, dict) for step in steps):
+    steps = _plan_steps(plan)
+    if not ASKS_FOR_TOGETHER.search(question) or ASKS_FOR_EACH.search(question) or steps is None:
         return plan
     ungrouped = []
     for step in steps:
-        taken = {f.get("field") for f in _filters(step) if isinstance(f.get("value"), dict)}
+        taken = {field for field, _ in _links(step)}
         kept = [d for d in step.get("dimensions") or [] if d not in taken]
         ungrouped.append({**step, "dimensions": kept} if taken and "dimensions" in step else step)
     return {**plan, "steps": ungrouped, "each": False}

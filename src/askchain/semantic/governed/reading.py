@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 #: Dimension units a running total runs over (a date, a time, an hour).
 TIME_UNITS = frozenset({"date", "timestamp", "hour"})
 #: The dimensions that split by time (every model names them alike: `block_time` is the raw event time).
-#: The aggregations a measure's expression may apply (`_.count(where=...)`, `_.value.sum() / 1e18`, `.mean()`...).
-_AGGREGATION = re.compile(r"\.(sum|count|nunique|mean|max|min|median|quantile|mode|first|last|approx_\w+)\(")
 TIME_DIMENSIONS = frozenset({"block_time", "hour_of_day", "day", "weekday", "weekday_number", "week", "month",
                              "year", "day_of_year"})
+#: The aggregations a measure's expression may apply (`_.count(where=...)`, `_.value.sum() / 1e18`, `.mean()`...).
+_AGGREGATION = re.compile(r"\.(sum|count|nunique|mean|max|min|median|quantile|mode|first|last|approx_\w+)\(")
 
 
 @dataclass(frozen=True)
