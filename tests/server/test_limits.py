@@ -38,7 +38,10 @@ class ReceivedBytes:
 
 def post_raw(base: str, headers: list[str], body_bytes: int) -> tuple[bytes, int]:
     """POST /query over a raw socket, sending up to `body_bytes` of a JSON body in 64 kB chunks (chunked transfer
-    encoding when `headers` say so) until the server replies; returns (the reply, body bytes sent)."""
+    encoding when `headers` say so) until the server replies; returns (the reply, body bytes sent).
+
+    A server that refuses a body closes the connection with the rest unread, so the client's next send may fail with
+    a reset before its `select` saw the reply: the reply is then still in the socket's receive queue, and is read."""
     url = urlsplit(base)
     sock = socket.create_connection((url.hostname, url.port))
     head = "\r\n".join(["POST /query HTTP/1.1", "Host: localhost", "Content-Type: application/json", *headers])
@@ -47,21 +50,22 @@ def post_raw(base: str, headers: list[str], body_bytes: int) -> tuple[bytes, int
     sock.setblocking(False)
     reply, sent, pending = b"", 0, b""
     try:
-        while True:
-            sending = not reply and (sent < body_bytes or pending)  # the first byte of a reply ends the sending
-            readable, writable, _ = select.select([sock], [sock] if sending else [], [], 30)
-            if not readable and not writable:
+        while sent < body_bytes or pending:
+            readable, writable, _ = select.select([sock], [sock], [], 30)
+            if readable:  # the first byte of a reply ends the sending
+                break
+            if not writable:
                 raise AssertionError(f"no reply after {sent} bytes sent")
-            if readable:
-                data = sock.recv(65536)
-                if not data:
-                    break
-                reply += data
-                continue
             if not pending:
                 pending, sent = frame, sent + len(CHUNK)
             pending = pending[sock.send(pending):]
-    except (BrokenPipeError, ConnectionResetError):  # the server closed the connection: what it said is in `reply`
+    except (BrokenPipeError, ConnectionResetError):  # the server closed the connection: its reply is read below
+        pass
+    try:
+        sock.settimeout(30)
+        while data := sock.recv(65536):
+            reply += data
+    except ConnectionResetError:  # after the reply, the reset of the unread body ends it
         pass
     finally:
         sock.close()
