@@ -189,13 +189,24 @@ def _composed(steps: list[_Step], counts: dict[int, set[str]]) -> str:
     return as_analysts_write(query.sql(dialect=DIALECT, pretty=True))
 
 
+def _taking(later: _Step, earlier: _Step) -> str | None:
+    """How `later` takes `earlier`'s values (`in`): "each", grouped by the value taken (a row for each of those);
+    "beside" the one row `earlier` found; "together", over all of its rows at once; None where it takes none. The
+    output and its joins both follow from it."""
+    fields = [field for field, number in later.links() if number == earlier.number]
+    if not fields:
+        return None
+    if any(field in later.query.dimensions for field in fields):
+        return "each"
+    return "beside" if earlier.query.limit == 1 else "together"
+
+
 def _only_chooses_rows(step: _Step, steps: list[_Step]) -> bool:
     """Whether `step` only chooses the rows of the later steps that take its values: they exclude them (`not in`),
     or take several of its rows together (not grouped by the value), so its own rows answer nothing."""
-    grouped_by_it = [s for s in steps for field, n in s.links() if n == step.number
-                     and (field in s.query.dimensions or step.query.limit == 1)]
-    taken = [n for s in steps for _, n in s.links() + s.links("not in") if n == step.number]
-    return bool(taken) and not grouped_by_it
+    ways = {_taking(later, step) for later in steps} - {None}
+    excluded = any(number == step.number for later in steps for _, number in later.links("not in"))
+    return (bool(ways) or excluded) and not ways & {"each", "beside"}
 
 
 def _join(step: _Step, shown: dict[int, _Step]) -> dict:
@@ -206,7 +217,7 @@ def _join(step: _Step, shown: dict[int, _Step]) -> dict:
         if number in shown and field in step.query.dimensions:
             on = exp.column(field, table=step.name).eq(exp.column(_key(shown[number]), table=shown[number].name))
             return {"table": step.name, "on": on, "kind": "LEFT", "keys": {field}}
-    single = not step.query.dimensions or any(shown[n].query.limit == 1 for _, n in step.links() if n in shown)
+    single = not step.query.dimensions or any(_taking(step, earlier) == "beside" for earlier in shown.values())
     root = next(iter(shown.values()))
     if not step.links() and step.query.dimensions and set(step.query.dimensions) == set(root.query.dimensions):
         on = exp.and_(*(exp.column(d, table=step.name).eq(exp.column(d, table=root.name))
