@@ -13,7 +13,8 @@ from askchain.generation.semantic import fitted_to
 from askchain.generation.semantic_fit import (
     RULES, a_series_of_what_was_found, averaged_per_period_when_asked, either_value_of_one_field,
     every_row_unless_a_count_is_asked, fitted, in_the_window_named, no_value_as_null, one_row_only_when_ranked,
-    percent_when_a_percentage_is_asked, running_total_when_asked, series_in_time_order, together_when_asked,
+    percent_when_a_percentage_is_asked, running_total_when_asked, series_in_time_order, share_of_total_when_asked,
+    together_when_asked,
     total_unless_a_series_is_asked, whole_table_unless_a_time_is_named, with_the_filters_named,
 )
 from askchain.semantic import named_filters, named_window
@@ -288,6 +289,32 @@ def test_a_mean_nobody_named_gives_way_to_the_count_the_average_is_asked_of():
     question = "What was the average number of transactions per hour over the three days before today?"
     assert averaged_per_period_when_asked(picked, question, TRANSACTIONS) == {
         **picked, "measures": ["transaction_count"], "order_by": [], "average_per": "hour"}
+
+
+BY_TYPE = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["transaction_type"],
+           "window": {"name": "last_n_days", "n": 14}}
+
+
+@pytest.mark.parametrize("query, question", [
+    (BY_TYPE, "Give the percentage of transactions per transaction type over the last two weeks."),
+    ({**BY_TYPE, "measures": ["total_fees_eth"]}, "What share of all fees paid in the last 14 days came from each type?"),
+    ({**BY_TYPE, "limit": 2}, "Which 2 transaction types make up the largest % of transactions, and how much?"),
+    ({**BY_TYPE, "limit": 3}, "For the 3 busiest types, what percentage (0-100) of the fortnight's transactions did each carry?"),
+])
+def test_a_share_asked_of_a_count_by_a_dimension_is_each_rows_share_of_the_total(query, question):
+    assert share_of_total_when_asked(query, question, TRANSACTIONS) == {**query, "share_of_total": True}
+
+
+@pytest.mark.parametrize("query, question", [
+    (BY_TYPE, "How many transactions of each type were sent over the last 14 days?"),  # no share asked
+    ({**BY_TYPE, "measures": ["failed_share"]}, "What share of each type's transactions failed?"),  # its own share
+    ({**BY_TYPE, "measures": ["distinct_senders"]}, "What share of senders used each type?"),  # a sender in two types
+    ({**BY_TYPE, "dimensions": ["day"]}, "What share of transactions failed on each day?"),  # each day's own
+    ({**BY_TYPE, "dimensions": [], "measures": ["plain_transfer_count"]},
+     "What percentage of transactions were plain ETH transfers?"),  # nothing to share among
+])
+def test_no_share_of_the_total_unless_asked_of_what_adds_up_over_a_split(query, question):
+    assert share_of_total_when_asked(query, question, TRANSACTIONS) == query
 
 
 def test_a_mean_the_question_names_stays():

@@ -189,6 +189,11 @@ def test_the_reading_says_what_was_measured_and_how(semantic_model):
     ({"model": "transactions", "measures": ["transaction_count"], "average_per": "day", "running_total": True,
       "dimensions": ["day"]}, "cannot be asked together"),
     ({"model": "balances", "measures": ["address_count"], "average_per": "day"}, "a model with a time column"),
+    ({"model": "transactions", "measures": ["transaction_count"], "share_of_total": True}, "a dimension whose rows"),
+    ({"model": "transactions", "measures": ["failed_share"], "dimensions": ["transaction_type"],
+      "share_of_total": True}, "does not add up"),
+    ({"model": "transactions", "measures": ["transaction_count"], "dimensions": ["transaction_type", "day"],
+      "share_of_total": True, "running_total": True}, "cannot be asked together"),
 ])
 def test_a_rejected_query_says_why_in_one_line(query, reason, semantic_model):
     with pytest.raises(SemanticQueryError) as raised:
@@ -233,6 +238,25 @@ def test_a_running_total_runs_over_the_time_dimension_within_each_other_value(se
     for kind in {row[0] for row in rows}:
         own = sorted((row for row in rows if row[0] == kind), key=lambda row: row[1])
         assert [row[3] for row in own] == [sum(r[2] for r in own[:i + 1]) for i in range(len(own))]
+
+
+def test_a_share_of_the_total_is_of_every_row_found_before_the_limit(semantic_model, run_pinned):
+    """Each type's count over the count of all types, in percent: the first 2 types' shares are of every
+    transaction, not of those 2 types' (ibis writes the window over the grouped rows), named and read as shares."""
+    query = {"model": "transactions", "measures": ["total_value_eth"], "dimensions": ["transaction_type"],
+             "window": {"name": "last_n_days", "n": 7}, "order_by": [{"field": "total_value_eth", "direction": "desc"}],
+             "limit": 2, "share_of_total": True, "percent": True}
+    compiled = semantic_model.compile(query)
+    columns, rows = run_pinned(compiled.sql)
+    _, totals = run_pinned(semantic_model.compile({**query, "share_of_total": False, "percent": False,
+                                                   "limit": None}).sql)
+    everything = sum(float(value) for _, value in totals)
+    assert columns == ["transaction_type", "total_value_eth_percent_of_total"] and len(totals) > 2
+    assert [(kind, pytest.approx(float(share))) for kind, share in rows] == [
+        (kind, 100 * float(value) / everything) for kind, value in totals[:2]]
+    assert "share of the total ETH transferred in transactions, a percentage (0-100)" in compiled.reading
+    _, fractions = run_pinned(semantic_model.compile({**query, "percent": False, "limit": None}).sql)
+    assert sum(float(share) for _, share in fractions) == pytest.approx(1)
 
 
 def test_an_average_per_hour_over_a_fixed_window_divides_by_its_hours(semantic_model, run_pinned):

@@ -22,6 +22,9 @@ question never asks for. Each rule is one function over the query (a dict as the
   running totals (`running_total_when_asked`, applied alike: it reads the model's time dimensions).
 - A question asking for an average per hour (day, week, month) of what a measure sums or counts gets the measure
   averaged over the window's periods (`averaged_per_period_when_asked`, applied alike: it reads the measures).
+- A question asking for a share of something ("what share of all blocks", "the percentage of transactions") whose
+  query counts or sums by a dimension other than time gets each row's share of the total
+  (`share_of_total_when_asked`, applied alike: it reads the measures).
 - In a plan, a later step grouped only by the one value an earlier step found (the top address) is one row; where
   the question asks for days ("on each of the last 7 days", "per day") and no step splits by time, it is split by
   day instead (`a_series_of_what_was_found`, applied to the plan by askchain.generation.semantic).
@@ -221,6 +224,27 @@ def _sums_or_counts(spec: ModelSpec, measure: str) -> bool:
     field = spec.measures.get(measure) if isinstance(measure, str) else None
     return field is not None and field.unit not in ("fraction", "percentage") \
         and bool(field.aggregations) and field.aggregations <= SUMS_OR_COUNTS
+
+
+#: Words asking for a share of something ("what share of all blocks", "the percentage of transactions", "% of").
+ASKS_FOR_SHARE = re.compile(r"(?:\b(?:share|proportion|portion|fraction|per\s?cent(?:age)?)|%)(?:\s*\([^)]{0,12}\))?\s+of\b",
+                            re.IGNORECASE)
+
+
+def share_of_total_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
+    """Each row's share of the total where the question asks for a share of something and the query splits what it
+    counts or sums by a dimension other than time ("what percentage of transactions used each type": the count by
+    type, as a share of all). A measure that is a share already (the failed share of each type's transactions) is
+    the row's own fraction, and a series over time is left as it is ("the share of transactions that failed each
+    day" is each day's own)."""
+    measures = query.get("measures") if isinstance(query.get("measures"), list) else []
+    dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
+    if not (ASKS_FOR_SHARE.search(question) and measures and dimensions) or query.get("average_per") \
+            or query.get("running_total") or set(dimensions) & TIME_DIMENSIONS:
+        return query
+    if not all(isinstance(m, str) and m in spec.measures and spec.measures[m].adds_up for m in measures):
+        return query
+    return {**query, "share_of_total": True}
 
 
 #: What a model writes for "no value" as if it were one.

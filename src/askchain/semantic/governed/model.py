@@ -102,6 +102,8 @@ class SemanticModel:
             if query.average_per:
                 expression = _averaged_per_period(self.models[query.model], query, spec, window + filters,
                                                   self.windows.get(query.window.name) if query.window else None)
+            elif query.share_of_total:
+                expression = _as_shares_of_total(self.models[query.model], query, spec, window + filters)
             else:
                 expression = _with_running_totals(self.models[query.model].query(
                     dimensions=query.dimensions, measures=query.measures, filters=window + filters,
@@ -180,8 +182,38 @@ def _averaged_per_period(model, query: SemanticQuery, spec: ModelSpec, filters: 
         dimensions=[*query.dimensions, PERIOD], measures=query.measures, filters=filters).to_untagged()
     averages = {named[m]: per[m].mean() for m in query.measures}  # ibis writes the two levels
     table = per.group_by(query.dimensions).aggregate(**averages) if query.dimensions else per.aggregate(**averages)
+    return _ordered_and_limited(table, order, query.limit)
+
+
+def _ordered_and_limited(table, order: list[tuple[str, str]], limit: int | None):
+    """`table` in the order of its (column, direction) pairs, its first `limit` rows: after a step of the layer's
+    own over BSL's result, which then carries neither."""
     table = table.order_by([ibis.desc(table[f]) if d == "desc" else table[f] for f, d in order]) if order else table
-    return table.limit(query.limit) if query.limit else table
+    return table.limit(limit) if limit else table
+
+
+def share_name(measure: str, percent: bool) -> str:
+    """The column of a measure as each row's share of its total (`block_count`: `block_count_share_of_total`)."""
+    return f"{measure}_{'percent' if percent else 'share'}_of_total"
+
+
+def _as_shares_of_total(model, query: SemanticQuery, spec: ModelSpec, filters: list):
+    """Each measure as each row's share of its total over every row found (ibis writes the window), ordered and
+    limited after: the top 5 fee recipients' shares are of all blocks, not of those 5 blocks' makers."""
+    if not query.dimensions or not query.measures:
+        raise SemanticQueryError("a share of the total needs a measure and a dimension whose rows share it")
+    if query.running_total:
+        raise SemanticQueryError("a running total and a share of the total cannot be asked together")
+    apart = [m for m in query.measures if not spec.measures[m].adds_up]
+    if apart:
+        raise SemanticQueryError(f"'{apart[0]}' does not add up over rows (a mean, a share or a distinct count): it "
+                                 "has no share of a total")
+    table = model.query(dimensions=query.dimensions, measures=query.measures, filters=filters).to_untagged()
+    named = {m: share_name(m, query.percent) for m in query.measures}
+    shares = {named[m]: (table[m] * 100 if query.percent else table[m]) / table[m].sum().over(ibis.window())
+              for m in query.measures}
+    order = [(named.get(o.field, o.field), o.direction) for o in query.order_by]
+    return _ordered_and_limited(table.select(*query.dimensions, **shares), order, query.limit)
 
 
 def _in_percent(query: SemanticQuery, spec: ModelSpec) -> SemanticQuery:

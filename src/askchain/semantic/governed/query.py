@@ -82,6 +82,10 @@ class SemanticQuery(BaseModel):
     #: Each measure as its average over the hours (days, weeks, months) of the window: summed or counted per period,
     #: then averaged, as "the average number of transactions per hour" asks. Set from the words alike.
     average_per: Grain | None = None
+    #: Each measure as each row's share of its total over every row the query finds, taken before its limit (a
+    #: fraction, or a percentage with `percent`), as "what share of all blocks did each of the top 5 fee recipients
+    #: produce" asks. Set from the words alike.
+    share_of_total: bool = False
 
 
 def validated(form: type[BaseModel], value, what: str):
@@ -97,7 +101,7 @@ def validated(form: type[BaseModel], value, what: str):
 
 
 #: The keys askchain.generation.semantic_fit sets from the question's words, never the model: outside the grammar.
-SET_FROM_WORDS = ("percent", "running_total", "average_per")
+SET_FROM_WORDS = ("percent", "running_total", "average_per", "share_of_total")
 
 
 def _names(values: list[str]) -> dict:

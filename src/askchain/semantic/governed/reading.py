@@ -20,6 +20,10 @@ TIME_UNITS = frozenset({"date", "timestamp", "hour"})
 #: The dimensions that split by time (every model names them alike: `block_time` is the raw event time).
 TIME_DIMENSIONS = frozenset({"block_time", "hour_of_day", "day", "weekday", "weekday_number", "week", "month",
                              "year", "day_of_year"})
+#: The aggregations whose values over rows add up to their value over all of them.
+ADDITIVE = frozenset({"count", "sum"})
+#: An expression divided by another aggregate (`_.count(where=...) / _.count()`): a ratio, not a total in a unit.
+_RATIO = re.compile(r"/\s*\(*\s*_\.")
 #: The aggregations a measure's expression may apply (`_.count(where=...)`, `_.value.sum() / 1e18`, `.mean()`...).
 _AGGREGATION = re.compile(r"\.(sum|count|nunique|mean|max|min|median|quantile|mode|first|last|approx_\w+)\(")
 
@@ -56,6 +60,13 @@ class Field:
         """The aggregations the measure's expression applies (`count`, `sum`, `mean`...): what its totals per period
         or per row found can be (summed, averaged, 0 where none)."""
         return frozenset(_AGGREGATION.findall(self.expr))
+
+    @property
+    def adds_up(self) -> bool:
+        """Whether the measure's values over rows add up to its value over all of them (a count, a sum; not a mean,
+        a share or a distinct count, whose value may be in two rows): what a share of its total needs."""
+        return self.unit not in ("fraction", "percentage") and bool(self.aggregations) \
+            and self.aggregations <= ADDITIVE and not _RATIO.search(self.expr)
 
     def entry(self) -> dict:
         """The catalog's view of the field."""
@@ -146,10 +157,14 @@ def query_reading(query: SemanticQuery, spec: ModelSpec, windows: dict[str, Wind
     """One line: the measures with their units, the window, the grouping, the filters, the order and the limit."""
     model_words = spec.name.replace("_", " ")
     measured = []
+    share = ("percentage" if query.percent else "fraction") if query.share_of_total else None
     for name in query.measures:
         field = spec.measures[name]
         label = field.label if model_words.split()[-1] in field.label else f"{field.label} in {model_words}"
-        measured.append(f"{label}, {units.get(field.unit, field.unit)}" if field.unit else label)
+        if share:
+            label = f"share of the total {label}"
+        unit = share or field.unit
+        measured.append(f"{label}, {units.get(unit, unit)}" if unit else label)
     dimensions = [spec.dimensions[name].label for name in query.dimensions]
     parts = ["; ".join(measured) if measured else f"{', '.join(dimensions)} of {model_words}"]
     if query.average_per and measured:
