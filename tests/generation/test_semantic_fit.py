@@ -305,9 +305,21 @@ def test_a_share_asked_of_a_count_by_a_dimension_is_each_rows_share_of_the_total
     assert share_of_total_when_asked(query, question, TRANSACTIONS) == {**query, "share_of_total": True}
 
 
+def test_a_mean_beside_the_count_a_share_is_asked_of_goes_and_its_order_ranks_by_the_count():
+    picked = {**BY_TYPE, "measures": ["transaction_count", "avg_gas_price_gwei", "max_fee_eth"], "limit": 2,
+              "order_by": [{"field": "avg_gas_price_gwei", "direction": "desc"},
+                           {"field": "transaction_count", "direction": "desc"}]}
+    question = "Which 2 transaction types carried the largest share of the fortnight's transactions?"
+    assert share_of_total_when_asked(picked, question, TRANSACTIONS) == {
+        **picked, "measures": ["transaction_count"], "order_by": [{"field": "transaction_count", "direction": "desc"}],
+        "share_of_total": True}
+
+
 @pytest.mark.parametrize("query, question", [
     (BY_TYPE, "How many transactions of each type were sent over the last 14 days?"),  # no share asked
     ({**BY_TYPE, "measures": ["failed_share"]}, "What share of each type's transactions failed?"),  # its own share
+    ({**BY_TYPE, "measures": ["failed_share", "transaction_count"]}, "What share of each type's transactions failed, "
+     "of how many?"),  # a share beside the count: the share may be what is asked
     ({**BY_TYPE, "measures": ["distinct_senders"]}, "What share of senders used each type?"),  # a sender in two types
     ({**BY_TYPE, "dimensions": ["day"]}, "What share of transactions failed on each day?"),  # each day's own
     ({**BY_TYPE, "dimensions": [], "measures": ["plain_transfer_count"]},

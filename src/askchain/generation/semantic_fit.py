@@ -23,8 +23,8 @@ question never asks for. Each rule is one function over the query (a dict as the
 - A question asking for an average per hour (day, week, month) of what a measure sums or counts gets the measure
   averaged over the window's periods (`averaged_per_period_when_asked`, applied alike: it reads the measures).
 - A question asking for a share of something ("what share of all blocks", "the percentage of transactions") whose
-  query counts or sums by a dimension other than time gets each row's share of the total
-  (`share_of_total_when_asked`, applied alike: it reads the measures).
+  query counts or sums by a dimension other than time gets each row's share of the total, without the means picked
+  beside (`share_of_total_when_asked`, applied alike: it reads the measures).
 - In a plan, a later step grouped only by the one value an earlier step found (the top address) is one row; where
   the question asks for days ("on each of the last 7 days", "per day") and no step splits by time, it is split by
   day instead (`a_series_of_what_was_found`, applied to the plan by askchain.generation.semantic).
@@ -234,17 +234,28 @@ ASKS_FOR_SHARE = re.compile(r"(?:\b(?:share|proportion|portion|fraction|per\s?ce
 def share_of_total_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
     """Each row's share of the total where the question asks for a share of something and the query splits what it
     counts or sums by a dimension other than time ("what percentage of transactions used each type": the count by
-    type, as a share of all). A measure that is a share already (the failed share of each type's transactions) is
-    the row's own fraction, and a series over time is left as it is ("the share of transactions that failed each
-    day" is each day's own)."""
+    type, as a share of all). A mean or an extreme picked beside it (the average gas used beside the blocks counted)
+    has no share of a total and is habit: it goes, and an order by it ranks by the first count or sum instead. A
+    share measure (the failed share of each type's transactions) is the row's own fraction, and a series over time
+    ("the share of transactions that failed each day") each period's own: those queries stay as they are."""
     measures = query.get("measures") if isinstance(query.get("measures"), list) else []
     dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
     if not (ASKS_FOR_SHARE.search(question) and measures and dimensions) or query.get("average_per") \
             or query.get("running_total") or set(dimensions) & TIME_DIMENSIONS:
         return query
-    if not all(isinstance(m, str) and m in spec.measures and spec.measures[m].adds_up for m in measures):
+    fields = [spec.measures.get(m) if isinstance(m, str) else None for m in measures]
+    if any(f is None or f.unit in ("fraction", "percentage") for f in fields):
         return query
-    return {**query, "share_of_total": True}
+    kept = [m for m, f in zip(measures, fields) if f.adds_up]
+    if not kept:
+        return query
+    order = {}
+    for item in query.get("order_by") or []:
+        field = item.get("field") if isinstance(item, dict) else None
+        item = {**item, "field": kept[0]} if field in measures and field not in kept else item
+        order.setdefault(item.get("field") if isinstance(item, dict) else id(item), item)
+    ranked = {"order_by": list(order.values())} if "order_by" in query else {}
+    return {**query, "measures": kept, **ranked, "share_of_total": True}
 
 
 #: What a model writes for "no value" as if it were one.
