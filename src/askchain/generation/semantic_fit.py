@@ -249,12 +249,13 @@ def share_of_total_when_asked(query: dict, question: str, spec: ModelSpec) -> di
     kept = [m for m, f in zip(measures, fields) if f.adds_up]
     if not kept:
         return query
-    order = {}
+    order: list = []
     for item in query.get("order_by") or []:
-        field = item.get("field") if isinstance(item, dict) else None
-        item = {**item, "field": kept[0]} if field in measures and field not in kept else item
-        order.setdefault(item.get("field") if isinstance(item, dict) else id(item), item)
-    ranked = {"order_by": list(order.values())} if "order_by" in query else {}
+        if isinstance(item, dict) and item.get("field") in measures and item.get("field") not in kept:
+            item = {**item, "field": kept[0]}
+        if item not in order:
+            order.append(item)
+    ranked = {"order_by": order} if "order_by" in query else {}
     return {**query, "measures": kept, **ranked, "share_of_total": True}
 
 

@@ -199,7 +199,7 @@ def share_name(measure: str, percent: bool) -> str:
 
 def _as_shares_of_total(model, query: SemanticQuery, spec: ModelSpec, filters: list):
     """Each measure as each row's share of its total over every row found (ibis writes the window), ordered and
-    limited after: the top 5 fee recipients' shares are of all blocks, not of those 5 blocks' makers."""
+    limited after: the top 5 fee recipients' shares are of all blocks, not of the blocks those 5 made."""
     if not query.dimensions or not query.measures:
         raise SemanticQueryError("a share of the total needs a measure and a dimension whose rows share it")
     if query.running_total:
