@@ -222,8 +222,7 @@ def _named_sum_or_count(spec: ModelSpec, picked: list, asked: tuple[str, ...]) -
 
 def _sums_or_counts(spec: ModelSpec, measure: str) -> bool:
     field = spec.measures.get(measure) if isinstance(measure, str) else None
-    return field is not None and field.unit not in ("fraction", "percentage") \
-        and bool(field.aggregations) and field.aggregations <= SUMS_OR_COUNTS
+    return field is not None and field.aggregates_only(SUMS_OR_COUNTS)
 
 
 #: Words asking for a share of something ("what share of all blocks", "the percentage of transactions", "% of").
@@ -244,7 +243,7 @@ def share_of_total_when_asked(query: dict, question: str, spec: ModelSpec) -> di
             or query.get("running_total") or set(dimensions) & TIME_DIMENSIONS:
         return query
     fields = [spec.measures.get(m) if isinstance(m, str) else None for m in measures]
-    if any(f is None or f.unit in ("fraction", "percentage") for f in fields):
+    if any(f is None or f.is_share for f in fields):
         return query
     kept = [m for m, f in zip(measures, fields) if f.adds_up]
     if not kept:

@@ -20,6 +20,8 @@ TIME_UNITS = frozenset({"date", "timestamp", "hour"})
 #: The dimensions that split by time (every model names them alike: `block_time` is the raw event time).
 TIME_DIMENSIONS = frozenset({"block_time", "hour_of_day", "day", "weekday", "weekday_number", "week", "month",
                              "year", "day_of_year"})
+#: The units of a measure that is a share of something.
+SHARE_UNITS = frozenset({"fraction", "percentage"})
 #: The aggregations whose values over rows add up to their value over all of them.
 ADDITIVE = frozenset({"count", "sum"})
 #: An expression divided by another aggregate (`_.count(where=...) / _.count()`): a ratio, not a total in a unit.
@@ -62,11 +64,19 @@ class Field:
         return frozenset(_AGGREGATION.findall(self.expr))
 
     @property
+    def is_share(self) -> bool:
+        """Whether the measure is a share (a fraction or a percentage) rather than an amount or a count."""
+        return self.unit in SHARE_UNITS
+
+    def aggregates_only(self, allowed: frozenset[str]) -> bool:
+        """Whether the measure is no share and applies aggregations, all of them among `allowed`."""
+        return not self.is_share and bool(self.aggregations) and self.aggregations <= allowed
+
+    @property
     def adds_up(self) -> bool:
         """Whether the measure's values over rows add up to its value over all of them (a count, a sum; not a mean,
         a share or a distinct count, whose value may be in two rows): what a share of its total needs."""
-        return self.unit not in ("fraction", "percentage") and bool(self.aggregations) \
-            and self.aggregations <= ADDITIVE and not _RATIO.search(self.expr)
+        return self.aggregates_only(ADDITIVE) and not _RATIO.search(self.expr)
 
     def entry(self) -> dict:
         """The catalog's view of the field."""
