@@ -31,7 +31,6 @@ from askchain.pipeline.plan import StepResult, earlier_results, may_need_a_plan,
 from askchain.pipeline.revise import Execution, execute_candidates, revision_loop
 from askchain.pipeline.run import Run
 from askchain.pipeline.select import Selection, group_by_result, result_signature, select_best
-from askchain.rules.repairs.curated_views import CuratedViews
 from askchain.rules.repairs.shorthands import ExpandShorthands, write_short
 from askchain.pipeline.trace import Trace
 from askchain.pipeline.validate import asked, validate_for_question
@@ -226,14 +225,11 @@ def build_context(state: State, run: Run) -> StageOutput:
     linked = state.get("linked") or {}
     question = f"{state['question']}\n-- Hint: {run.hint}" if run.hint else state["question"]
     short = shorthands(run)
-    curated = curated_views(run)
-    notes = "\n".join([write_short(schema.notes, short).rstrip(), *(f"- {s.note}" for s in short),
-                       *(curated.notes() if curated else [])]).strip()
-    over_views = (lambda sql: curated.written_over_views(sql, run.dialect)) if curated else (lambda sql: sql)
+    notes = "\n".join([write_short(schema.notes, short).rstrip(), *(f"- {s.note}" for s in short)]).strip()
     ctx = GenerationContext(
         question, run.dialect, run.dialect_label, schema.subset(linked).ddl() if linked else schema.ddl(), notes,
         value_hints=state.get("value_hints", []), db_id=schema.db_id,
-        examples=[replace(e, sql=write_short(over_views(e.sql), short)) for e in state.get("examples", [])],
+        examples=[replace(e, sql=write_short(e.sql, short)) for e in state.get("examples", [])],
         definitions=[write_short(r.definition, short) for r in state.get("definitions", []) if r.definition],
         semantic=semantic_context(question, run, state.get("definitions", []), state.get("semantic_plan", False))
         if state["question"] else None,
@@ -315,14 +311,6 @@ def shorthands(run: Run) -> tuple[Shorthand, ...]:
     if not run.settings.pipeline.validation:
         return ()
     return next((rule.shorthands for rule in domain_rules(run) if isinstance(rule, ExpandShorthands)), ())
-
-
-def curated_views(run: Run) -> CuratedViews | None:
-    """The domain's curated views, which prompts show and a repair inlines; none without validation (the methods
-    that measure the model alone) or where the rule is switched off."""
-    if not run.settings.pipeline.validation:
-        return None
-    return next((rule for rule in domain_rules(run) if isinstance(rule, CuratedViews)), None)
 
 
 def repairer(run: Run, state: State) -> Callable[[Candidate], Candidate]:

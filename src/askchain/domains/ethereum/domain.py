@@ -67,13 +67,10 @@ class EthereumDomain(Domain):
     @cache
     def rules(self):
         from askchain.domains.ethereum.rules import layer_rules
-        from askchain.rules.repairs.curated_views import CuratedViews
         from askchain.rules.repairs.unasked_flags import UnaskedFlags
         from askchain.semantic.governed.naming import flag_columns
 
-        model = self.semantic_model()
-        return (*layer_rules(self.semantic_layer()), UnaskedFlags(flag_columns(model)),
-                CuratedViews(tuple(model.curated.values()), self.bigquery_dataset))
+        return (*layer_rules(self.semantic_layer()), UnaskedFlags(flag_columns(self.semantic_model())))
 
     def cli(self):
         from askchain.domains.ethereum.cli import app

@@ -2,8 +2,8 @@
 views and well-known entities, compiling a semantic query to readable GoogleSQL.
 
 The YAML's top-level keys are boring-semantic-layer models (`from_config`) except askchain's own sections:
-`dataset`, `well_known`, `views`, `windows`, `units` and `curated` (see the Ethereum domain's semantic_model.yaml);
-a model's `rows` (what one row is called) is askchain's too.
+`dataset`, `well_known`, `views`, `windows` and `units` (see the Ethereum domain's semantic_model.yaml); a model's
+`rows` (what one row is called) is askchain's too.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from boring_semantic_layer.safe_eval import safe_eval
 from ibis.common.exceptions import IbisError
 
 from askchain.errors import ConfigError, SemanticQueryError, first_line
-from askchain.semantic.governed.curated import CuratedView, curated_views
 from askchain.semantic.governed.plans import compile_plan, is_plan
 from askchain.semantic.governed.query import LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, query_schema, validated
 from askchain.semantic.governed.reading import TIME_DIMENSIONS, Field, ModelSpec, WindowSpec, query_reading
@@ -32,7 +31,7 @@ from askchain.semantic.governed.steps import StepRef, placeholder
 from askchain.semantic.governed.tables import build_views, column_sources, schema_tables
 
 #: Top-level sections of a model file that are askchain's, not boring-semantic-layer models.
-OWN_SECTIONS = ("dataset", "well_known", "views", "windows", "units", "curated")
+OWN_SECTIONS = ("dataset", "well_known", "views", "windows", "units")
 
 
 @dataclass(frozen=True)
@@ -55,8 +54,6 @@ class SemanticModel:
     windows: dict[str, WindowSpec]
     units: dict[str, str]
     sql_schema: dict = field(repr=False)
-    #: Views for free SQL (askchain.semantic.governed.curated), by name.
-    curated: dict[str, CuratedView] = field(default_factory=dict, repr=False)
 
     def catalog(self) -> dict:
         """Every model's measures and dimensions (with description, unit, synonyms and well-known values) and the
@@ -276,14 +273,12 @@ def load_semantic_model(path: Path, schema_file: Path) -> SemanticModel:
         models = from_config(_with_percentages(config, specs), tables={**tables, **views})
     except (BSLError, ValueError, KeyError) as exc:
         raise ConfigError(f"{path}: {first_line(exc)}") from exc
-    sql_schema = _sql_schema(schema_file, own["dataset"])
     return SemanticModel(
         models=models,
         specs=specs,
         windows={name: WindowSpec.of(name, cfg) for name, cfg in (own["windows"] or {}).items()},
         units=own["units"] or {},
-        sql_schema=sql_schema,
-        curated=curated_views(own["curated"], config, specs, own["views"] or {}, {**tables, **views}, sql_schema),
+        sql_schema=_sql_schema(schema_file, own["dataset"]),
     )
 
 
