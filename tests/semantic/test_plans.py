@@ -8,6 +8,7 @@ import pytest
 import sqlglot
 
 from askchain.errors import SemanticQueryError
+from askchain.semantic.governed.reading import Field
 
 LAST_7 = {"name": "last_n_days", "n": 7}
 TOP_MINERS = {"model": "blocks", "measures": ["block_count"], "dimensions": ["miner"], "window": LAST_7,
@@ -129,3 +130,17 @@ def test_a_plan_for_the_found_rows_together_answers_with_their_one_total(semanti
 def test_a_plan_the_layer_cannot_join_is_refused_with_its_reason(semantic_model, steps, message):
     with pytest.raises(SemanticQueryError, match=message):
         semantic_model.compile(plan(*steps))
+
+
+@pytest.mark.parametrize("expr,unit,counts", [
+    ("_.count()", "count", True),
+    ("_.from_address.nunique()", "count", True),
+    ("_.count() / 24", "count", True),  # a count over a constant is still 0 where no row is found
+    ("_.count(where=_.receipt_status == 0) / _.count()", "fraction", False),
+    ("_.value.sum() / 1e18", "ETH", False),
+    ("_.gas_used.mean()", "gas", False),
+])
+def test_a_step_fills_with_0_only_the_measures_that_count(expr, unit, counts):
+    """What a plan's LEFT JOIN writes as COALESCE(..., 0) for a key a step found no row for."""
+    measure = Field.of("m", {"expr": expr, "description": "", "metadata": {"unit": unit}}, {})
+    assert measure.counts is counts

@@ -96,19 +96,10 @@ def compile_plan(model: Layer, plan: SemanticPlan | dict,
         steps.append(_Step(number, compiled.sql, columns, compiled.query))
         readings.append(f"step {number}: {compiled.reading}")
     fitted = SemanticPlan(steps=[s.query for s in steps], each=plan.each)
-    counts = {s.number: {m for m in s.query.measures if _counts(model.specs[s.query.model].measures.get(m))}
+    counts = {s.number: {m for m in s.query.measures
+                         if (measure := model.specs[s.query.model].measures.get(m)) is not None and measure.counts}
               for s in steps}
     return CompiledPlan(_composed(steps, counts), "; then ".join(readings), fitted)
-
-
-#: The aggregations of a measure that counts rows or values.
-COUNTS = frozenset({"count", "nunique"})
-
-
-def _counts(measure) -> bool:
-    """Whether a measure counts rows or values (0 where a step finds none for a key, not NULL): no share, no sum."""
-    return measure is not None and bool(measure.aggregations) and measure.aggregations <= COUNTS \
-        and "/" not in measure.expr
 
 
 def _linked_by_name(model: Layer, query: SemanticQuery, steps: list[_Step]) -> SemanticQuery:

@@ -24,6 +24,8 @@ TIME_DIMENSIONS = frozenset({"block_time", "hour_of_day", "day", "weekday", "wee
 SHARE_UNITS = frozenset({"fraction", "percentage"})
 #: The aggregations whose values over rows add up to their value over all of them.
 ADDITIVE = frozenset({"count", "sum"})
+#: The aggregations of a measure that counts rows or values.
+COUNTS = frozenset({"count", "nunique"})
 #: An expression divided by another aggregate (`_.count(where=...) / _.count()`): a ratio, not a total in a unit.
 _RATIO = re.compile(r"/\s*\(*\s*_\.")
 #: The aggregations a measure's expression may apply (`_.count(where=...)`, `_.value.sum() / 1e18`, `.mean()`...).
@@ -71,6 +73,12 @@ class Field:
     def aggregates_only(self, allowed: frozenset[str]) -> bool:
         """Whether the measure is no share and applies aggregations, all of them among `allowed`."""
         return not self.is_share and bool(self.aggregations) and self.aggregations <= allowed
+
+    @property
+    def counts(self) -> bool:
+        """Whether the measure counts rows or values (a count, a distinct count; not a share of two counts): 0, not
+        NULL, where no row is found."""
+        return self.aggregates_only(COUNTS) and not _RATIO.search(self.expr)
 
     @property
     def adds_up(self) -> bool:
