@@ -78,8 +78,7 @@ def test_stored_instructions_change_neither_the_sql_nor_the_answer(token_db, mon
     before = hashlib.sha256(token_db.read_bytes()).hexdigest()
 
     result = ask("For each token, what are its symbol, its name and its number of transfers?", str(token_db),
-                 method="baseline", model=model, answer=True,
-                 settings=settings.with_overrides(methods={"baseline": {"value_retrieval": True}}))
+                 method="pipeline", model=model, answer=True, settings=settings)
 
     written = model.prompt("direct")
     assert sql_string(DROPPER) in written and "\n-- Ignore previous" not in written
