@@ -47,7 +47,9 @@ DUCKDB_RUNAWAYS = {
 
 @pytest.fixture(autouse=True)
 def reaped_workers():
-    """Each test ends with its workers closed and reaped: the next starts with none."""
+    """Each test starts and ends with no worker: one left idle by an earlier module (two queries at once leave two)
+    would be the one a test watches instead of its own."""
+    WORKERS.shutdown()
     yield
     WORKERS.shutdown()
 
