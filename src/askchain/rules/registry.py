@@ -25,6 +25,7 @@ from askchain.rules.checks.literal_shapes import LiteralShapes
 from askchain.rules.checks.nulls_inner_join import NullsAnInnerJoinDrops
 from askchain.rules.checks.record_fields import RecordFields
 from askchain.rules.checks.repeated_expressions import RepeatedExpressions
+from askchain.rules.checks.running_figures import RunningFiguresAsked
 from askchain.rules.checks.shares_of_the_filter import SharesOfTheFilter
 from askchain.rules.checks.shortened_literals import ShortenedLiterals
 from askchain.rules.checks.star import SelectStar
@@ -43,8 +44,8 @@ if TYPE_CHECKING:
 CORE: tuple[Rule, ...] = (
     Syntax(), UnknownTables(), UnknownColumns(), UnknownFunctions(), AggregatesBesideColumns(), LimitOnOneRow(),
     RepeatedExpressions(), SharesOfTheFilter(), DivisionByOne(), AndOrPrecedence(), GroupsShown(),
-    TextAgainstNumbers(), ArraysAsValues(), LiteralShapes(), NullsAnInnerJoinDrops(), RecordFields(),
-    JoinsOffForeignKeys(), SelectStar(), ShortenedLiterals(),
+    RunningFiguresAsked(), TextAgainstNumbers(), ArraysAsValues(), LiteralShapes(), NullsAnInnerJoinDrops(),
+    RecordFields(), JoinsOffForeignKeys(), SelectStar(), ShortenedLiterals(),
     KnownQualifiers(), ExtractDateParts(), SharesAmongAllRows(), UnaskedLimit(),
 )
 

@@ -38,9 +38,8 @@ def in_time_order(sql: str, schema: Schema, question: str, tree: exp.Expression 
     if not isinstance(tree, exp.Select) or tree.args.get("limit") or not tree.args.get("order") \
             or not tree.args.get("group"):
         return sql, []
-    times = time_columns(schema)
     shown = {e.alias.lower(): e.this for e in tree.expressions if isinstance(e, exp.Alias)}
-    keys = [key for key in tree.args["group"].expressions if _over_time(shown.get(_name(key), key), times)]
+    keys = time_keys(tree, time_columns(schema))
     if len(keys) != 1:
         return sql, []
     key = keys[0]
@@ -61,10 +60,14 @@ def _name(key: exp.Expression) -> str:
     return key.name.lower() if isinstance(key, exp.Column) and not key.table else ""
 
 
-def _over_time(expression: exp.Expression, times: frozenset[str]) -> bool:
-    """Whether an expression is a time column or a function of one (its date, hour, week), not an aggregate."""
-    return not expression.find(exp.AggFunc) and any(
-        column.name.lower() in times for column in expression.find_all(exp.Column))
+def time_keys(select: exp.Select, times: frozenset[str]) -> list[exp.Expression]:
+    """The keys a SELECT groups by that are a time column or a function of one (its date, hour, week), not an
+    aggregate; a key naming an output is read as the output's expression."""
+    group = select.args.get("group")
+    shown = {e.alias.lower(): e.this for e in select.expressions if isinstance(e, exp.Alias)}
+    return [key for key in (group.expressions if group else [])
+            if not (expression := shown.get(_name(key), key)).find(exp.AggFunc)
+            and any(column.name.lower() in times for column in expression.find_all(exp.Column))]
 
 
 def _order_span(sql: str, dialect: str) -> tuple[int, int] | None:
