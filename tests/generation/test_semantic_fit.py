@@ -11,11 +11,11 @@ from askchain.domain import get_domain
 from askchain.generation.context import SemanticContext
 from askchain.generation.semantic import fitted_to
 from askchain.generation.semantic_fit import (
-    RULES, a_series_of_what_was_found, averaged_per_period_when_asked, either_value_of_one_field,
-    every_row_unless_a_count_is_asked, fitted, in_the_window_named, no_value_as_null, one_row_only_when_ranked,
-    percent_when_a_percentage_is_asked, running_total_when_asked, series_in_time_order, share_of_total_when_asked,
-    together_when_asked,
-    total_unless_a_series_is_asked, whole_table_unless_a_time_is_named, with_the_filters_named,
+    RULES, a_series_of_what_was_found, averaged_per_period_when_asked, each_listed_value_when_asked,
+    either_value_of_one_field, every_row_unless_a_count_is_asked, fitted, in_the_window_named, no_value_as_null,
+    one_row_only_when_ranked, percent_when_a_percentage_is_asked, running_total_when_asked, series_in_time_order,
+    share_of_total_when_asked, together_when_asked, total_unless_a_series_is_asked, whole_table_unless_a_time_is_named,
+    with_the_filters_named,
 )
 from askchain.semantic import named_filters, named_window
 
@@ -59,7 +59,7 @@ def test_no_verified_example_is_changed():
     rows = [json.loads(line) for line in domain.semantic_examples_file.read_text().splitlines() if line.strip()]
     changed = [row["id"] for row in rows
                if model.compile(fitted(row["query"], row["question"])).sql != model.compile(row["query"]).sql]
-    assert changed == [] and len(RULES) == 8
+    assert changed == [] and len(RULES) == 9
 
 
 LOGS = {"model": "logs", "measures": ["log_count"], "dimensions": [], "window": {"name": "yesterday"}}
@@ -231,6 +231,26 @@ def test_one_value_of_each_field_stays():
     written = {**ETH_MOVED, "filters": [{"field": "transaction_type", "op": "=", "value": 2}, SUCCESSFUL,
                                         {"field": "transaction_type", "op": "=", "value": 2}]}
     assert either_value_of_one_field(written, "") == written
+
+
+TWO_TYPES = {**ETH_MOVED, "filters": [{"field": "transaction_type", "op": "in", "value": [0, 2]}]}
+
+
+@pytest.mark.parametrize("question", [
+    "What was the average value sent by type 0 and by type 2 transactions last week, of each?",
+    "Compare the ETH moved by type 0 and type 2 transactions yesterday.",
+    "How much ETH did type 1 and type 2 transactions move yesterday, respectively?"])
+def test_a_figure_of_each_listed_value_is_a_row_per_value(question):
+    assert each_listed_value_when_asked(TWO_TYPES, question) == {**TWO_TYPES, "dimensions": ["transaction_type"]}
+
+
+@pytest.mark.parametrize("query, question", [
+    (TWO_TYPES, "How much ETH did type 0 and type 2 transactions move yesterday altogether?"),
+    ({**TWO_TYPES, "dimensions": ["from_address"]}, "How much ETH did each sender move in type 0 or 2 transactions?"),
+    ({**ETH_MOVED, "filters": [{"field": "transaction_type", "op": "in", "value": [2]}]}, "ETH moved by each type 2 one?"),
+])
+def test_one_figure_over_the_listed_values_stays(query, question):
+    assert each_listed_value_when_asked(query, question) == query
 
 
 DAILY = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["day"],

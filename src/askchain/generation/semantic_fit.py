@@ -14,6 +14,8 @@ question never asks for. Each rule is one function over the query (a dict as the
 - A filter equal to the word null ("symbol = 'null'") asks for no value: it is `is null` (`!=`: `is not null`).
 - Two filters equal to different values of one field ("type = 0" and "type = 2") match no row together: the
   question names both values, so the field is in either.
+- One aggregate row over the values an `in` filter lists is a row per value where the question asks for each
+  ("of each", "respectively", "compare"): the filter's field is grouped.
 - A question naming one period ("yesterday", "the past fortnight") gets that period's window (`in_the_window_named`,
   which takes the window besides the question and is applied by askchain.generation.semantic).
 - A question naming a governed filter ("successful transactions" are status 1) gets it, unless the query reads that
@@ -296,11 +298,26 @@ def either_value_of_one_field(query: dict, question: str) -> dict:
     return {**query, "filters": kept + [{"field": field, "op": "in", "value": found} for field, found in several.items()]}
 
 
+#: Words that ask for a figure of each of several things named, not one over them all.
+ASKS_FOR_EACH_NAMED = re.compile(
+    r"\b(?:each|respectively|individually|apiece|separately|both|compared?|versus|vs)\b", re.IGNORECASE)
+
+
+def each_listed_value_when_asked(query: dict, question: str) -> dict:
+    """One aggregate row over the values an `in` filter lists ("the average gas price of type 0 and type 2
+    transactions, of each") is a row per value where the question asks for each: the filter's field is grouped."""
+    listed = [f["field"] for f in _filters(query) if isinstance(f, dict) and f.get("op") == "in"
+              and isinstance(f.get("value"), list) and len(set(map(repr, f["value"]))) > 1]
+    if query.get("dimensions") or not query.get("measures") or not listed or not ASKS_FOR_EACH_NAMED.search(question):
+        return query
+    return {**query, "dimensions": list(dict.fromkeys(listed))}
+
+
 #: The rules, applied in order.
 RULES: tuple[Callable[[dict, str], dict], ...] = (
     total_unless_a_series_is_asked, every_row_unless_a_count_is_asked, whole_table_unless_a_time_is_named,
     series_in_time_order, one_row_only_when_ranked, percent_when_a_percentage_is_asked, no_value_as_null,
-    either_value_of_one_field)
+    either_value_of_one_field, each_listed_value_when_asked)
 
 
 #: Words that ask for a series by day ("on each of the last 7 days", "per day", "daily").
