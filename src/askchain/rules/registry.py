@@ -20,6 +20,7 @@ from askchain.rules.checks.division_by_one import DivisionByOne
 from askchain.rules.checks.functions import UnknownFunctions
 from askchain.rules.checks.groups_shown import GroupsShown
 from askchain.rules.checks.joins import JoinsOffForeignKeys
+from askchain.rules.checks.listed_values import EachListedValue
 from askchain.rules.checks.limit_on_one_row import LimitOnOneRow
 from askchain.rules.checks.literal_shapes import LiteralShapes
 from askchain.rules.checks.nulls_inner_join import NullsAnInnerJoinDrops
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 #: The rules every database gets.
 CORE: tuple[Rule, ...] = (
     Syntax(), UnknownTables(), UnknownColumns(), UnknownFunctions(), AggregatesBesideColumns(), LimitOnOneRow(),
-    RepeatedExpressions(), SharesOfTheFilter(), DivisionByOne(), AndOrPrecedence(), GroupsShown(),
+    RepeatedExpressions(), SharesOfTheFilter(), DivisionByOne(), AndOrPrecedence(), GroupsShown(), EachListedValue(),
     RunningFiguresAsked(), TextAgainstNumbers(), ArraysAsValues(), LiteralShapes(), NullsAnInnerJoinDrops(),
     RecordFields(), JoinsOffForeignKeys(), SelectStar(), ShortenedLiterals(),
     KnownQualifiers(), ExtractDateParts(), SharesAmongAllRows(), UnaskedLimit(),
