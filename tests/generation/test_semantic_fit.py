@@ -13,9 +13,9 @@ from askchain.generation.semantic import fitted_to
 from askchain.generation.semantic_fit import (
     RULES, a_series_of_what_was_found, averaged_per_period_when_asked, each_listed_value_when_asked,
     either_value_of_one_field, every_row_unless_a_count_is_asked, fitted, in_the_window_named, no_value_as_null,
-    one_row_only_when_ranked, percent_when_a_percentage_is_asked, running_total_when_asked, series_in_time_order,
-    share_of_total_when_asked, together_when_asked, total_unless_a_series_is_asked, whole_table_unless_a_time_is_named,
-    with_the_filters_named,
+    moving_average_when_asked, one_row_only_when_ranked, percent_when_a_percentage_is_asked, running_total_when_asked,
+    series_in_time_order, share_of_total_when_asked, together_when_asked, total_unless_a_series_is_asked,
+    whole_table_unless_a_time_is_named, with_the_filters_named,
 )
 from askchain.semantic import named_filters, named_window
 
@@ -231,6 +231,18 @@ def test_one_value_of_each_field_stays():
     written = {**ETH_MOVED, "filters": [{"field": "transaction_type", "op": "=", "value": 2}, SUCCESSFUL,
                                         {"field": "transaction_type", "op": "=", "value": 2}]}
     assert either_value_of_one_field(written, "") == written
+
+
+@pytest.mark.parametrize("question, periods", [
+    ("Give the daily count of blocks and its 7-day moving average over the last 30 days.", 7),
+    ("Daily blocks over the last 60 days with a rolling 14-day average.", 14),
+    ("Blocks per day over the last 30 days, and the moving average (5 days)?", None),
+    ("Blocks per day over the last 30 days.", None)])
+def test_a_moving_average_of_the_length_asked(question, periods):
+    daily = {"model": "blocks", "measures": ["block_count"], "dimensions": ["day"],
+             "window": {"name": "last_n_days", "n": 30}}
+    fitted_query = moving_average_when_asked(daily, question, get_domain("ethereum").semantic_model().specs["blocks"])
+    assert fitted_query.get("moving_average") == periods
 
 
 TWO_TYPES = {**ETH_MOVED, "filters": [{"field": "transaction_type", "op": "in", "value": [0, 2]}]}

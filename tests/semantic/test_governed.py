@@ -194,6 +194,10 @@ def test_the_reading_says_what_was_measured_and_how(semantic_model):
       "share_of_total": True}, "does not add up"),
     ({"model": "transactions", "measures": ["transaction_count"], "dimensions": ["transaction_type", "day"],
       "share_of_total": True, "running_total": True}, "cannot be asked together"),
+    ({"model": "transactions", "measures": ["transaction_count"], "dimensions": ["hour_of_day"],
+      "moving_average": 7}, "a day, week or month dimension"),
+    ({"model": "transactions", "measures": ["transaction_count"], "dimensions": ["day"], "moving_average": 7,
+      "running_total": True}, "cannot be asked with a running total"),
 ])
 def test_a_rejected_query_says_why_in_one_line(query, reason, semantic_model):
     with pytest.raises(SemanticQueryError) as raised:
@@ -238,6 +242,31 @@ def test_a_running_total_runs_over_the_time_dimension_within_each_other_value(se
     for kind in {row[0] for row in rows}:
         own = sorted((row for row in rows if row[0] == kind), key=lambda row: row[1])
         assert [row[3] for row in own] == [sum(r[2] for r in own[:i + 1]) for i in range(len(own))]
+
+
+def test_a_moving_average_reads_the_periods_before_the_window(semantic_model, run_pinned):
+    """Each day's 7-day moving average is the mean of its own count and the 6 days' before it, the days before the
+    window's first included (read, not shown); the rows are the window's 14 days."""
+    query = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["day"],
+             "window": {"name": "last_n_days", "n": 14}, "moving_average": 7}
+    compiled = semantic_model.compile(query)
+    columns, rows = run_pinned(compiled.sql)
+    _, earlier = run_pinned(semantic_model.compile({**query, "window": {"name": "last_n_days", "n": 20},
+                                                    "moving_average": None}).sql)
+    counts = [count for _, count in sorted(earlier)]
+    assert columns == ["day", "transaction_count", "transaction_count_moving_average"]
+    assert [row[:2] for row in rows] == sorted(earlier)[6:] and len(rows) == 14
+    assert [pytest.approx(float(row[2])) for row in rows] == [sum(counts[i:i + 7]) / 7 for i in range(14)]
+    assert "with 7-day moving averages" in compiled.reading
+
+
+def test_a_moving_average_over_the_whole_table_reads_no_further(semantic_model, run_pinned):
+    query = {"model": "blocks", "measures": ["block_count"], "dimensions": ["day"], "window": None,
+             "moving_average": 3}
+    _, rows = run_pinned(semantic_model.compile(query).sql)
+    counts = [row[1] for row in rows]
+    assert [pytest.approx(float(row[2])) for row in rows] == [
+        sum(counts[max(0, i - 2):i + 1]) / len(counts[max(0, i - 2):i + 1]) for i in range(len(rows))]
 
 
 def test_a_share_of_the_total_is_of_every_row_found_before_the_limit(semantic_model, run_pinned):

@@ -21,8 +21,8 @@ from askchain.generation.semantic_doubt import (
     reason_to_doubt, without_filters_a_share_counts, without_grouped_counts, without_unnamed_dimensions,
     without_unnamed_flags, without_unnamed_measures, without_values_no_row_has)
 from askchain.generation.semantic_fit import (
-    averaged_per_period_when_asked, fitted, in_the_window_named, plan_fitted, running_total_when_asked,
-    share_of_total_when_asked, with_the_filters_named)
+    averaged_per_period_when_asked, fitted, in_the_window_named, moving_average_when_asked, plan_fitted,
+    running_total_when_asked, share_of_total_when_asked, with_the_filters_named)
 from askchain.prompts import load_prompt
 from askchain.semantic.governed.plans import MAX_STEPS, compile_plan, is_plan
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
@@ -180,7 +180,7 @@ def _compiled_replies(ctx: GenerationContext, context: SemanticContext, model: C
 
 def fitted_to(context: SemanticContext, query: dict, question: str, window: bool = True) -> dict:
     """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period and the governed
-    filters they name, with the running totals, averages per period or shares of the total they ask for, and without
+    filters they name, with the running totals, moving averages, averages per period or shares of the total they ask for, and without
     measures, splits or true/false filters nobody asked for, filters a share counts itself or values no row has
     (askchain.generation.semantic_doubt)."""
     if not isinstance(query, dict):
@@ -192,6 +192,7 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     query = in_the_window_named(query, context.window if window and spec is not None and spec.time else None)
     if spec is not None:
         query = running_total_when_asked(with_the_filters_named(query, context.filters, spec), question, spec)
+        query = moving_average_when_asked(query, question, spec)
         query = averaged_per_period_when_asked(query, question, spec)
     query = without_unnamed_measures(context.model, without_grouped_counts(context.model, query), question)
     return share_of_total_when_asked(query, question, spec) if spec is not None else query

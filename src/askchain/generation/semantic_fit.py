@@ -22,6 +22,8 @@ question never asks for. Each rule is one function over the query (a dict as the
   dimension already (`with_the_filters_named`, applied alike).
 - A question asking for a running total ("cumulative", "running total") of a series over time gets its measures'
   running totals (`running_total_when_asked`, applied alike: it reads the model's time dimensions).
+- A question asking for a moving average of a given length ("7-day moving average") of a series by day, week or
+  month gets its measures' moving averages (`moving_average_when_asked`, applied alike).
 - A question asking for an average per hour (day, week, month) of what a measure sums or counts gets the measure
   averaged over the window's periods (`averaged_per_period_when_asked`, applied alike: it reads the measures).
 - A question asking for a share of something ("what share of all blocks", "the percentage of transactions") whose
@@ -160,6 +162,23 @@ def running_total_when_asked(query: dict, question: str, spec: ModelSpec) -> dic
     if not (ASKS_FOR_RUNNING_TOTAL.search(question) and query.get("measures") and spec.running_over(dimensions)):
         return query
     return {**query, "running_total": True}
+
+
+_PERIOD = r"(\d+)[- ](?:day|hour|week|month|block)s?[- ]"
+#: Words asking for a moving average, with its length where they give one ("7-day moving average"; "rolling mean"
+#: gives none).
+ASKS_FOR_MOVING_AVERAGE = re.compile(
+    rf"\b(?:{_PERIOD})?(?:moving|rolling|trailing)[- ](?:{_PERIOD})?(?:average|mean|avg)s?\b", re.IGNORECASE)
+
+
+def moving_average_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
+    """A moving average of the length the question gives, where the query is a series by day, week or month."""
+    dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
+    asked = ASKS_FOR_MOVING_AVERAGE.search(question)
+    periods = int(asked.group(1) or asked.group(2) or 0) if asked else 0
+    if periods < 2 or not query.get("measures") or spec.moving_over(dimensions) is None:
+        return query
+    return {**query, "moving_average": periods}
 
 
 #: Words asking for a measure's average over the hours (days, weeks, months) of a window: "the average number of

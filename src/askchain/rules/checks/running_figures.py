@@ -7,22 +7,15 @@ that reads a column named for the figure (`receipt_cumulative_gas_used`) is left
 
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
 from sqlglot import exp
 
-from askchain.generation.semantic_fit import ASKS_FOR_RUNNING_TOTAL
+from askchain.generation.semantic_fit import ASKS_FOR_MOVING_AVERAGE, ASKS_FOR_RUNNING_TOTAL
 from askchain.rules.analysis import Analysis
 from askchain.rules.base import Check, Finding
 from askchain.rules.repairs.series_order import time_keys
 from askchain.rules.repairs.windows import time_columns
-
-_PERIOD = r"(\d+)[- ](?:day|hour|week|month|block)s?[- ]"
-#: Words asking for a moving average, with its length where they give one ("7-day moving average", "rolling mean
-#: over 30 days" gives none here: the message then names n).
-ASKS_FOR_MOVING_AVERAGE = re.compile(
-    rf"\b(?:{_PERIOD})?(?:moving|rolling|trailing)[- ](?:{_PERIOD})?(?:average|mean|avg)s?\b", re.IGNORECASE)
 
 
 class RunningFiguresAsked(Check):

@@ -25,7 +25,8 @@ from ibis.common.exceptions import IbisError
 from askchain.errors import ConfigError, SemanticQueryError, first_line
 from askchain.semantic.governed.plans import compile_plan, is_plan
 from askchain.semantic.governed.query import LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, query_schema, validated
-from askchain.semantic.governed.reading import TIME_DIMENSIONS, Field, ModelSpec, WindowSpec, query_reading
+from askchain.semantic.governed.reading import (
+    MOVING_PERIODS, TIME_DIMENSIONS, Field, ModelSpec, WindowSpec, query_reading)
 from askchain.semantic.governed.sql import readable_sql
 from askchain.semantic.governed.steps import StepRef, placeholder
 from askchain.semantic.governed.tables import build_views, column_sources, schema_tables
@@ -99,7 +100,10 @@ class SemanticModel:
         window = self._window_filter(spec, query)
         filters = [_filter_spec(spec, f, steps) for f in query.filters]
         try:
-            if query.average_per:
+            if query.moving_average:
+                expression = _with_moving_averages(self.models[query.model], query, spec, window, filters,
+                                                   self.windows.get(query.window.name) if query.window else None)
+            elif query.average_per:
                 expression = _averaged_per_period(self.models[query.model], query, spec, window + filters,
                                                   self.windows.get(query.window.name) if query.window else None)
             elif query.share_of_total:
@@ -142,6 +146,51 @@ def _with_running_totals(table, query: SemanticQuery, spec: ModelSpec):
     totals = {f"{m}_running_total": table[m].sum().over(window) for m in query.measures}
     order = [ibis.desc(table[o.field]) if o.direction == "desc" else table[o.field] for o in query.order_by]
     return table.mutate(**totals).order_by(order or [table[over]])
+
+
+def moving_average_name(measure: str) -> str:
+    """The column of a measure's moving average (`transaction_count`: `transaction_count_moving_average`)."""
+    return f"{measure}_moving_average"
+
+
+def _with_moving_averages(model, query: SemanticQuery, spec: ModelSpec, window: list[str], filters: list,
+                          named: WindowSpec | None):
+    """Each measure beside its moving average over `query.moving_average` periods of the query's day, week or month,
+    within each value of its other dimensions (ibis writes the window of rows). Where the window has a first day, the
+    series is aggregated over the window reaching that many periods further back, so that its first rows average as
+    many periods as its last, and the rows from the window's first period on are shown."""
+    over = spec.moving_over(query.dimensions)
+    if over is None or not query.measures:
+        raise SemanticQueryError("a moving average needs a measure and a day, week or month dimension to move over")
+    if query.running_total or query.average_per or query.share_of_total:
+        raise SemanticQueryError("a moving average cannot be asked with a running total, an average per period or a "
+                                 "share of the total")
+    back = _reaching_back(named, query, spec, over)
+    table = model.query(dimensions=query.dimensions, measures=query.measures,
+                        filters=(window if back is None else back[0]) + filters).to_untagged()
+    frame = ibis.window(group_by=[table[d] for d in query.dimensions if d != over], order_by=table[over],
+                        preceding=query.moving_average - 1, following=0)
+    table = table.mutate(**{moving_average_name(m): table[m].mean().over(frame) for m in query.measures})
+    if back is not None:
+        table = table.filter(table[over] >= back[1])
+    return _ordered_and_limited(table, [(o.field, o.direction) for o in query.order_by] or [(over, "asc")],
+                                query.limit)
+
+
+def _reaching_back(named: WindowSpec | None, query: SemanticQuery, spec: ModelSpec, over: str):
+    """The window's filter widened to the periods before its first day that the first row's average reads, and the
+    first period the window shows (its first day in the grain of `over`); None where it has no first day (the whole
+    table, everything before today)."""
+    if named is None or named.filter is None or named.start is None:
+        return None
+    unit, size = MOVING_PERIODS[over]
+    n = query.window.n
+    start, within = named.start.format(n=n), named.filter.format(time=spec.time, n=n)
+    earlier = size * (query.moving_average - 1)
+    widened = (f"({within}) | (({spec.time}.date() >= ({start}) - ibis.interval({unit}={earlier})) "
+               f"& ({spec.time}.date() < ({start})))")
+    first = safe_eval(start, context={"ibis": ibis}).unwrap()
+    return [widened], (first if over == "day" else first.truncate("W" if over == "week" else "M"))
 
 
 #: Each period a measure is averaged over, from the event time, as the models' own day, week and month dimensions

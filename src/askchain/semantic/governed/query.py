@@ -79,6 +79,11 @@ class SemanticQuery(BaseModel):
     #: Each measure also as its running total over the query's time dimension (`<measure>_running_total`, one run
     #: per value of its other dimensions), as "running total" or "cumulative" asks. Set from the words alike.
     running_total: bool = False
+    #: Each measure also as its moving average over this many periods of the query's day, week or month dimension,
+    #: the row's own included (`<measure>_moving_average`, within each value of its other dimensions), reading the
+    #: periods before the window's first so that every row averages as many, as "7-day moving average" asks. Set from
+    #: the words alike.
+    moving_average: int | None = Field(default=None, ge=2)
     #: Each measure as its average over the hours (days, weeks, months) of the window: summed or counted per period,
     #: then averaged, as "the average number of transactions per hour" asks. Set from the words alike.
     average_per: Grain | None = None
@@ -101,7 +106,7 @@ def validated(form: type[BaseModel], value, what: str):
 
 
 #: The keys askchain.generation.semantic_fit sets from the question's words, never the model: outside the grammar.
-SET_FROM_WORDS = ("percent", "running_total", "average_per", "share_of_total")
+SET_FROM_WORDS = ("percent", "running_total", "moving_average", "average_per", "share_of_total")
 
 
 def _names(values: list[str]) -> dict:

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 #: Dimension units a running total runs over (a date, a time, an hour).
 TIME_UNITS = frozenset({"date", "timestamp", "hour"})
+#: The series dimensions a moving average moves over, each with its period as an interval (unit, how many).
+MOVING_PERIODS = {"day": ("days", 1), "week": ("days", 7), "month": ("months", 1)}
 #: The dimensions that split by time (every model names them alike: `block_time` is the raw event time).
 TIME_DIMENSIONS = frozenset({"block_time", "hour_of_day", "day", "weekday", "weekday_number", "week", "month",
                              "year", "day_of_year"})
@@ -133,6 +135,10 @@ class ModelSpec:
         """The dimension among `dimensions` a running total runs over: the first in a unit of time; None if none."""
         return next((d for d in dimensions if d in self.dimensions and self.dimensions[d].unit in TIME_UNITS), None)
 
+    def moving_over(self, dimensions: list[str]) -> str | None:
+        """The dimension among `dimensions` a moving average moves over: the first by day, week or month."""
+        return next((d for d in dimensions if d in self.dimensions and d in MOVING_PERIODS), None)
+
     def in_percent(self) -> ModelSpec:
         """The spec whose measures include the percentage twins (for the reading of a query that uses them)."""
         twins = {twin.name: twin for twin in self.percentages.values()}
@@ -151,11 +157,15 @@ class WindowSpec:
     #: How many hours the window spans, where that is fixed: a number (`24`) or a multiple of its parameter
     #: (`24 * n`); None for a window whose length varies (today so far, a calendar month).
     hours: int | str | None = None
+    #: The window's first day as an ibis date (`{n}`: its parameter), where it has one: where a moving average
+    #: reads back from.
+    start: str | None = None
 
     @classmethod
     def of(cls, name: str, config: dict) -> WindowSpec:
         return cls(name=name, description=config.get("description", ""), reading=config.get("reading", name),
-                   filter=config.get("filter"), parameter=config.get("parameter"), hours=config.get("hours"))
+                   filter=config.get("filter"), parameter=config.get("parameter"), hours=config.get("hours"),
+                   start=config.get("start"))
 
     def periods(self, grain_hours: int, n: int | None) -> int | None:
         """How many whole periods of `grain_hours` hours the window spans (the last 3 days: 72 hours, 3 days); None
@@ -195,6 +205,8 @@ def query_reading(query: SemanticQuery, spec: ModelSpec, windows: dict[str, Wind
         parts.append("where " + " and ".join(_condition(f) for f in query.filters))
     if query.running_total and (over := spec.running_over(query.dimensions)):
         parts.append(f"with running totals over {spec.dimensions[over].label}")
+    if query.moving_average and (over := spec.moving_over(query.dimensions)):
+        parts.append(f"with {query.moving_average}-{over} moving averages")
     if query.order_by:
         parts.append("ordered by " + ", ".join(f"{o.field.replace('_', ' ')} {o.direction}" for o in query.order_by))
     if query.limit:
