@@ -11,7 +11,7 @@ from askchain.domain import get_domain
 from askchain.generation.context import SemanticContext
 from askchain.generation.semantic import fitted_to
 from askchain.generation.semantic_fit import (
-    RULES, a_series_of_what_was_found, averaged_per_period_when_asked, each_listed_value_when_asked,
+    RULES, a_series_of_what_was_found, asks_for_days, averaged_per_period_when_asked, each_listed_value_when_asked,
     either_value_of_one_field, every_row_unless_a_count_is_asked, fitted, in_the_window_named, no_value_as_null,
     moving_average_when_asked, one_row_only_when_ranked, percent_when_a_percentage_is_asked, running_total_when_asked,
     series_in_time_order, share_of_total_when_asked, together_when_asked, total_unless_a_series_is_asked,
@@ -373,6 +373,15 @@ TOP_RECEIVER = {"model": "withdrawals", "measures": ["withdrawn_eth"], "dimensio
 ITS_TOTAL = {"model": "withdrawals", "measures": ["withdrawn_eth"], "dimensions": ["address"],
              "window": {"name": "last_n_days", "n": 7},
              "filters": [{"field": "address", "op": "in", "value": {"step": 1}}]}
+
+
+@pytest.mark.parametrize("question, days", [
+    ("How much did it receive on each of the last 7 days?", True), ("Its daily totals this month?", True),
+    ("How much per day?", True), ("Day by day, how much?", True), ("How much every single day?", True),
+    ("How much on each day of the week?", False), ("How much in each of the last 4 weeks?", False),
+    ("How much over the last 7 days?", False)])
+def test_the_words_that_ask_for_days(question, days):
+    assert asks_for_days(question) is days
 
 
 def test_the_days_of_what_a_plan_found_are_a_series_by_day():

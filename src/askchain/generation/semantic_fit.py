@@ -197,6 +197,13 @@ ASKS_FOR_EACH_PERIOD = re.compile(r"\b(?:each|every)\s+(?:single\s+)?(hour|day|w
                                   r"(?!\s+of\s+(?:the\s+)?(?:week|day)\b)"
                                   r"|\beach\s+of\s+the\s+(?:(?:last|past|previous)\s+)?(?:\w+\s+)?(hour|day|week|month)s\b"
                                   r"|\b(day)[- ]by[- ]day\b", re.IGNORECASE)
+
+
+def periods_each_asked(question: str) -> set[str]:
+    """The periods the question asks for each of ("each hour", "each of the last 7 days", "day by day")."""
+    return {g.lower() for found in ASKS_FOR_EACH_PERIOD.finditer(question) for g in found.groups() if g}
+
+
 #: A measure that only sums or counts, whose totals per period can be averaged; a mean, an extreme or a ratio cannot.
 SUMS_OR_COUNTS = frozenset({"sum", "count", "nunique"})
 #: The series dimension each period splits by already (its own averaging would change nothing).
@@ -213,7 +220,7 @@ def averaged_per_period_when_asked(query: dict, question: str, spec: ModelSpec) 
     its own, that measure is averaged instead."""
     asked = ASKS_FOR_AVERAGE_PER.search(question)
     grain = next(GRAIN_OF.get(g.lower(), g.lower()) for g in asked.groups() if g) if asked else None
-    each = {g.lower() for found in ASKS_FOR_EACH_PERIOD.finditer(question) for g in found.groups() if g}
+    each = periods_each_asked(question)
     measures = query.get("measures") if isinstance(query.get("measures"), list) else []
     if grain is None or grain in each or query.get("running_total") or spec.time is None or not measures:
         return query
@@ -339,12 +346,13 @@ RULES: tuple[Callable[[dict, str], dict], ...] = (
     either_value_of_one_field, each_listed_value_when_asked)
 
 
-#: Words that ask for a series by day ("on each of the last 7 days", "per day", "daily").
-ASKS_FOR_DAYS = re.compile(
-    r"\b(?:per|each|every)\s+day\b|\beach\s+of\s+the\s+(?:last|past|previous)\s+\w+\s+days\b|\bdaily\b"
-    r"|\bday[- ]by[- ]day\b",
-    re.IGNORECASE,
-)
+#: Words that ask for a series by day besides those asking for each day: "per day", "daily".
+ASKS_PER_DAY = re.compile(r"\bper\s+day\b|\bdaily\b", re.IGNORECASE)
+
+
+def asks_for_days(question: str) -> bool:
+    """Whether the question asks for a series by day ("on each of the last 7 days", "per day", "daily")."""
+    return bool(ASKS_PER_DAY.search(question)) or "day" in periods_each_asked(question)
 
 
 def _plan_steps(plan: dict) -> list[dict] | None:
@@ -362,7 +370,7 @@ def a_series_of_what_was_found(plan: dict, question: str) -> dict:
     """`plan` with its first later step that groups only by the value a one-row step found split by day instead,
     where the question asks for days and no step splits by time."""
     steps = _plan_steps(plan)
-    if not ASKS_FOR_DAYS.search(question) or steps is None \
+    if not asks_for_days(question) or steps is None \
             or any(set(step.get("dimensions") or []) & TIME_DIMENSIONS for step in steps):
         return plan
     for number, step in enumerate(steps[1:], 2):
