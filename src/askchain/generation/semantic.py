@@ -180,9 +180,9 @@ def _compiled_replies(ctx: GenerationContext, context: SemanticContext, model: C
 
 def fitted_to(context: SemanticContext, query: dict, question: str, window: bool = True) -> dict:
     """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period and the governed
-    filters they name, with the running totals, moving averages, averages per period or shares of the total they ask for, and without
-    measures, splits or true/false filters nobody asked for, filters a share counts itself or values no row has
-    (askchain.generation.semantic_doubt)."""
+    filters they name, with the running totals, moving averages, averages per period or shares of the total they ask
+    for, and without measures, splits or true/false filters nobody asked for, filters a share counts itself or values
+    no row has (askchain.generation.semantic_doubt)."""
     if not isinstance(query, dict):
         return query  # the layer says what is wrong with it
     spec = context.model.specs.get(query.get("model", ""))

@@ -171,11 +171,16 @@ ASKS_FOR_MOVING_AVERAGE = re.compile(
     rf"\b(?:{_PERIOD})?(?:moving|rolling|trailing)[- ](?:{_PERIOD})?(?:average|mean|avg)s?\b", re.IGNORECASE)
 
 
+def moving_average_asked(question: str) -> int | None:
+    """The length of the moving average the question asks for: None where it asks for none, 0 where it gives none."""
+    asked = ASKS_FOR_MOVING_AVERAGE.search(question)
+    return int(asked.group(1) or asked.group(2) or 0) if asked else None
+
+
 def moving_average_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
     """A moving average of the length the question gives, where the query is a series by day, week or month."""
     dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
-    asked = ASKS_FOR_MOVING_AVERAGE.search(question)
-    periods = int(asked.group(1) or asked.group(2) or 0) if asked else 0
+    periods = moving_average_asked(question) or 0
     if periods < 2 or not query.get("measures") or spec.moving_over(dimensions) is None:
         return query
     return {**query, "moving_average": periods}

@@ -11,7 +11,7 @@ from typing import Iterator
 
 from sqlglot import exp
 
-from askchain.generation.semantic_fit import ASKS_FOR_MOVING_AVERAGE, ASKS_FOR_RUNNING_TOTAL
+from askchain.generation.semantic_fit import ASKS_FOR_RUNNING_TOTAL, moving_average_asked
 from askchain.rules.analysis import Analysis
 from askchain.rules.base import Check, Finding
 from askchain.rules.repairs.series_order import time_keys
@@ -37,8 +37,7 @@ class RunningFiguresAsked(Check):
             yield self.error(
                 f"the question asks for a running total, and the query computes none over its series by {order}: "
                 f"add it as a window over the series, SUM(x) OVER (ORDER BY {order}), beside or instead of x")
-        elif (moving := ASKS_FOR_MOVING_AVERAGE.search(question)) and not _windowed(tree, (exp.Avg,), framed=True):
-            n = int(moving.group(1) or moving.group(2) or 0)
+        elif (n := moving_average_asked(question)) is not None and not _windowed(tree, (exp.Avg,), framed=True):
             preceding = f"{n - 1} PRECEDING" if n > 1 else "n-1 PRECEDING"
             yield self.error(
                 f"the question asks for a moving average, and the query computes none over its series by {order}: "

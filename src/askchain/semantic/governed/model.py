@@ -165,14 +165,14 @@ def _with_moving_averages(model, query: SemanticQuery, spec: ModelSpec, window: 
     if query.running_total or query.average_per or query.share_of_total:
         raise SemanticQueryError("a moving average cannot be asked with a running total, an average per period or a "
                                  "share of the total")
-    back = _reaching_back(named, query, spec, over)
+    widened, first = _reaching_back(named, query, spec, over) or (window, None)
     table = model.query(dimensions=query.dimensions, measures=query.measures,
-                        filters=(window if back is None else back[0]) + filters).to_untagged()
+                        filters=widened + filters).to_untagged()
     frame = ibis.window(group_by=[table[d] for d in query.dimensions if d != over], order_by=table[over],
                         preceding=query.moving_average - 1, following=0)
     table = table.mutate(**{moving_average_name(m): table[m].mean().over(frame) for m in query.measures})
-    if back is not None:
-        table = table.filter(table[over] >= back[1])
+    if first is not None:
+        table = table.filter(table[over] >= first)
     return _ordered_and_limited(table, [(o.field, o.direction) for o in query.order_by] or [(over, "asc")],
                                 query.limit)
 
