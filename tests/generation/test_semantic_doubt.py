@@ -9,8 +9,9 @@ import pytest
 
 from askchain.domain import get_domain
 from askchain.generation.semantic_doubt import (
-    naming_words, reason_to_doubt, stem, without_filters_a_share_counts, without_grouped_counts,
-    without_unnamed_dimensions, without_unnamed_flags, without_unnamed_measures, without_values_no_row_has)
+    naming_words, reason_to_doubt, stem, without_counts_of_unnamed_flags, without_filters_a_share_counts,
+    without_grouped_counts, without_unnamed_dimensions, without_unnamed_flags, without_unnamed_measures,
+    without_values_no_row_has)
 
 
 @pytest.fixture(scope="module")
@@ -238,3 +239,23 @@ def test_a_count_of_the_grouped_dimensions_own_values_alone_is_doubted(model, di
     question = "Which 5 addresses sent USDC to the most distinct receivers?"
     grouped = {**query("token_transfers", "distinct_receivers"), "dimensions": [dimension]}
     assert ("1 on every row" in reason_to_doubt(model, grouped, question)) is doubted
+
+
+BY_TYPE = {**query("transactions", "failed_percentage", "transaction_count"), "dimensions": ["transaction_type"],
+           "order_by": [{"field": "failed_percentage", "direction": "desc"}]}
+
+
+@pytest.mark.parametrize("question, kept", [
+    ("What percentage of transactions in the last 7 days was of each type?", ["transaction_count"]),
+    ("What percentage of transactions of each type failed last week?", ["failed_percentage", "transaction_count"]),
+    ("How many transactions of each type, and what percentage reverted?", ["failed_percentage", "transaction_count"]),
+    ("Per type, the number of transactions and their receipt status breakdown", ["failed_percentage",
+                                                                                 "transaction_count"]),
+])
+def test_a_measure_counting_a_flag_nobody_names_is_dropped_beside_another(model, question, kept):
+    assert without_counts_of_unnamed_flags(model, BY_TYPE, question)["measures"] == kept
+
+
+def test_a_measure_counting_a_flag_nobody_names_is_left_alone_to_doubt(model):
+    alone = {**BY_TYPE, "measures": ["failed_percentage"]}
+    assert without_counts_of_unnamed_flags(model, alone, "What percentage of transactions was of each type?") == alone

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from askchain.domain import get_domain
-from askchain.semantic.governed.naming import flag_columns, names_phrase, phrase_words
+from askchain.semantic.governed.naming import flag_columns, names_phrase, phrase_spans, phrase_words
 
 
 @pytest.fixture(scope="module")
@@ -43,3 +43,11 @@ def test_every_field_reading_a_flag_names_it(flags):
 ])
 def test_a_phrase_is_named_word_for_word(question, phrase, named):
     assert names_phrase((phrase,), phrase_words(question)) is named
+
+
+def test_a_phrase_is_found_where_the_question_writes_it():
+    asked = phrase_words("The ratio of gas used to gas limit, and the gas limit itself")
+    assert phrase_spans(("gas limit",), asked) == {range(6, 8), range(10, 12)}
+    assert phrase_spans(("ratio of gas used to gas limit", "gas-limit"), asked) == {
+        range(1, 8), range(6, 8), range(10, 12)}
+    assert phrase_spans(("base fee",), asked) == set()

@@ -18,11 +18,12 @@ from askchain.errors import SemanticQueryError, describe
 from askchain.generation.candidates import Candidate
 from askchain.generation.context import SemanticContext, SemanticExample
 from askchain.generation.semantic_doubt import (
-    reason_to_doubt, without_filters_a_share_counts, without_grouped_counts, without_unnamed_dimensions,
-    without_unnamed_flags, without_unnamed_measures, without_values_no_row_has)
+    reason_to_doubt, without_counts_of_unnamed_flags, without_filters_a_share_counts, without_grouped_counts,
+    without_unnamed_dimensions, without_unnamed_flags, without_unnamed_measures, without_values_no_row_has)
 from askchain.generation.semantic_fit import (
     averaged_per_period_when_asked, fitted, in_the_window_named, moving_average_when_asked, plan_fitted,
     running_total_when_asked, share_of_total_when_asked, with_the_filters_named)
+from askchain.generation.semantic_measures import measure_in_the_unit_asked, measure_named_at_length
 from askchain.prompts import load_prompt
 from askchain.semantic.governed.plans import MAX_STEPS, compile_plan, is_plan
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
@@ -180,9 +181,10 @@ def _compiled_replies(ctx: GenerationContext, context: SemanticContext, model: C
 
 def fitted_to(context: SemanticContext, query: dict, question: str, window: bool = True) -> dict:
     """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period and the governed
-    filters they name, with the running totals, moving averages, averages per period or shares of the total they ask
-    for, and without measures, splits or true/false filters nobody asked for, filters a share counts itself or values
-    no row has (askchain.generation.semantic_doubt)."""
+    filters they name, to the measure they name at length or in the unit they ask for
+    (askchain.generation.semantic_measures), with the running totals, moving averages, averages per period or shares
+    of the total they ask for, and without measures, splits or true/false filters nobody asked for, measures counting
+    a flag nobody named, filters a share counts itself or values no row has (askchain.generation.semantic_doubt)."""
     if not isinstance(query, dict):
         return query  # the layer says what is wrong with it
     spec = context.model.specs.get(query.get("model", ""))
@@ -191,10 +193,12 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     query = without_values_no_row_has(context.model, without_filters_a_share_counts(context.model, query))
     query = in_the_window_named(query, context.window if window and spec is not None and spec.time else None)
     if spec is not None:
+        query = measure_in_the_unit_asked(measure_named_at_length(query, question, spec), question, spec)
         query = running_total_when_asked(with_the_filters_named(query, context.filters, spec), question, spec)
         query = moving_average_when_asked(query, question, spec)
         query = averaged_per_period_when_asked(query, question, spec)
-    query = without_unnamed_measures(context.model, without_grouped_counts(context.model, query), question)
+    query = without_counts_of_unnamed_flags(context.model, without_grouped_counts(context.model, query), question)
+    query = without_unnamed_measures(context.model, query, question)
     return share_of_total_when_asked(query, question, spec) if spec is not None else query
 
 

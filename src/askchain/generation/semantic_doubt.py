@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable
 from askchain.generation.semantic_fit import RANKS
 from askchain.numbers import COUNT, as_digits, question_numbers
 from askchain.semantic.governed.naming import (
-    ACRONYM_PLURAL, columns_read, counted_conditions, field_phrases, names_phrase, phrase_words, stem)
+    ACRONYM_PLURAL, columns_read, counted_conditions, field_phrases, flag_columns, names_phrase, phrase_words, stem)
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
 
 if TYPE_CHECKING:
@@ -167,6 +167,26 @@ def without_unnamed_flags(model: SemanticModel, query: dict, question: str) -> d
         return None if unnamed else condition
 
     return _with_filters(model, query, kept)
+
+
+def without_counts_of_unnamed_flags(model: SemanticModel, query: dict, question: str) -> dict:
+    """`query` without the measures counting rows by a flag the question never names, where another measure stays:
+    the failed percentage beside the transactions counted by type, for "what percentage of transactions used each
+    type", is habit copied from examples. Named means the measure itself, or any field reading its flag ("failed",
+    "status"), written as a phrase (askchain.semantic.governed.naming)."""
+    spec = model.specs.get(query.get("model", ""))
+    measures = query.get("measures")
+    if spec is None or not isinstance(measures, list):
+        return query
+    asked, flags = phrase_words(question), flag_columns(model)
+
+    def unnamed(measure: Field) -> bool:
+        counted = {spec.sources.get(c) for c in columns_read(counted_conditions(measure.expr))} & flags.keys()
+        return bool(counted) and not names_phrase(field_phrases(measure), asked) \
+            and not any(names_phrase(flags[column].phrases, asked) for column in counted)
+
+    dropped = {m for m in measures if isinstance(m, str) and m in spec.measures and unnamed(spec.measures[m])}
+    return _without(query, "measures", dropped) if dropped and len(dropped) < len(measures) else query
 
 
 def without_unnamed_dimensions(model: SemanticModel, query: dict, question: str) -> dict:

@@ -49,9 +49,15 @@ def names_phrase(phrases: tuple[str, ...], asked: tuple[str, ...]) -> bool:
     """Whether the question's words `asked` (`phrase_words`) hold one of `phrases` word for word; a phrase's hyphen may
     be written as a space or not at all ("top-level", "top level", "toplevel"), and its words joined by hyphens
     ("contract-creation" names "contract creation")."""
+    return bool(phrase_spans(phrases, asked))
+
+
+def phrase_spans(phrases: tuple[str, ...], asked: tuple[str, ...]) -> set[range]:
+    """Where the question's words `asked` hold one of `phrases` word for word (as `names_phrase` reads them): the
+    positions of the words of each match."""
     variants = {phrase_words(p) for phrase in phrases
                 for p in (phrase, phrase.replace("-", " "), phrase.replace(" ", "-"))} - {()}
-    return any(asked[i:i + len(v)] == v for v in variants for i in range(len(asked) - len(v) + 1))
+    return {range(i, i + len(v)) for v in variants for i in range(len(asked) - len(v) + 1) if asked[i:i + len(v)] == v}
 
 
 def columns_read(expression: str) -> list[str]:

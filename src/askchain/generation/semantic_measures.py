@@ -1,0 +1,123 @@
+"""The measures a semantic query picks, set against its question's words: a small model takes a measure that a
+fragment of the question names (the average gas limit for "the ratio of gas used to gas limit"), or one in another
+unit than the question asks for (the number of withdrawals for "how much ETH"). Each rule is one function over the
+query (a dict as the model wrote it), the question and the query's model; askchain.generation.semantic applies them.
+
+- A measure the question names by a longer phrase than any picked measure, the words naming each pick inside it,
+  replaces those picks and the unnamed ones in their unit ("the ratio of gas used to gas limit" names block
+  fullness; "gas limit" inside it, the average gas limit, and the average gas used is in gas too).
+- Where the question asks for an amount in a unit ("how much ETH", "in gwei", "as a fraction") that no measure or
+  dimension picked is in, the model's measure in that unit whose words the question names most replaces the picks
+  (a mean only where it asks for an average, an extreme only where it asks for one); a count picked stays beside it
+  where the question also asks how many.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from askchain.generation.semantic_doubt import naming_words, stem, words
+from askchain.semantic.governed.naming import field_phrases, phrase_spans, phrase_words
+
+if TYPE_CHECKING:
+    from askchain.semantic.governed.reading import ModelSpec
+
+
+def _picked(query: dict, spec: ModelSpec) -> list[str]:
+    measures = query.get("measures") if isinstance(query.get("measures"), list) else []
+    return [m for m in measures if isinstance(m, str) and m in spec.measures]
+
+
+def _replaced(query: dict, dropped: set[str], chosen: str) -> dict:
+    """`query` measuring `chosen` in place of the `dropped` measures; an order by one of them orders by `chosen`."""
+    measures = list(dict.fromkeys(chosen if m in dropped else m for m in query["measures"]))
+    order = []
+    for item in query.get("order_by") or []:
+        if isinstance(item, dict) and item.get("field") in dropped:
+            item = {**item, "field": chosen}
+        if item not in order:
+            order.append(item)
+    return {**query, "measures": measures, **({"order_by": order} if "order_by" in query else {})}
+
+
+def measure_named_at_length(query: dict, question: str, spec: ModelSpec) -> dict:
+    """The one measure of the query's model that the question names by a phrase longer than any naming a picked
+    measure, in place of the picks the question names only inside that phrase and of the picks it does not name in
+    their unit (the average gas used beside the average gas limit, for "the ratio of gas used to gas limit"); a pick
+    it names elsewhere keeps the query as written."""
+    picked = _picked(query, spec)
+    asked = phrase_words(question)
+    spans = {name: phrase_spans(field_phrases(field), asked) for name, field in spec.measures.items()}
+    longest = {name: max(found, key=len) for name, found in spans.items() if found and name not in picked}
+    fragments = {m for m in picked if spans[m]}
+    if not longest or not fragments:
+        return query
+    length = max(map(len, longest.values()))
+    best = [name for name, span in longest.items() if len(span) == length]
+    span = longest[best[0]]
+    if len(best) != 1 or not all(found.start >= span.start and found.stop <= span.stop and len(found) < len(span)
+                                 for m in fragments for found in spans[m]):
+        return query
+    units = {spec.measures[m].unit for m in fragments}
+    return _replaced(query, fragments | {m for m in picked if spec.measures[m].unit in units}, best[0])
+
+
+#: Not after "are" or "is": "(withdrawal amounts are in gwei)" says how the data stores them, not what to answer in.
+_NOT_STORED = r"(?<!\bare\s)(?<!\bis\s)"
+#: Words asking for an amount in a unit (a measure's `unit`), each unit's first match in the question counting.
+ASKS_FOR_UNIT = {
+    "ETH": re.compile(rf"\bhow\s+much\s+ETH\b|{_NOT_STORED}\bin\s+ETH\b", re.IGNORECASE),
+    "gwei": re.compile(rf"\bhow\s+much\s+gwei\b|{_NOT_STORED}\bin\s+gwei\b", re.IGNORECASE),
+    "fraction": re.compile(r"\bas\s+a\s+fraction\b|\bbetween\s+0\s+and\s+1\b|\bfraction\s*\(?0\s*(?:-|to)\s*1\b",
+                           re.IGNORECASE),
+}
+#: Words asking for an average, or for an extreme, and the aggregations a measure answering them applies.
+ASKS_FOR_AGGREGATION = (
+    (re.compile(r"\b(?:average|mean|typical|avg)\b", re.IGNORECASE), frozenset({"mean"})),
+    (re.compile(r"\b(?:largest|highest|biggest|maximum|max|smallest|lowest|minimum|min)\b", re.IGNORECASE),
+     frozenset({"max", "min"})),
+)
+ASKS_HOW_MANY = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
+
+
+def unit_asked(question: str) -> str | None:
+    """The unit the question asks its amount in: the one whose words come first ("How much ETH ... (amounts are in
+    gwei)" asks for ETH)."""
+    found = [(match.start(), unit) for unit, pattern in ASKS_FOR_UNIT.items() if (match := pattern.search(question))]
+    return min(found)[1] if found else None
+
+
+def _aggregation_asked(measures: list, question: str, spec: ModelSpec) -> list[str]:
+    """Of `measures`, those aggregating as the question asks: means for an average, extremes for a largest or a
+    smallest, the others where it asks for neither."""
+    asked = [kinds for pattern, kinds in ASKS_FOR_AGGREGATION if pattern.search(question)]
+    every_kind = frozenset().union(*(kinds for _, kinds in ASKS_FOR_AGGREGATION))
+
+    def fits(measure: str) -> bool:
+        applied = spec.measures[measure].aggregations
+        return any(applied & kinds for kinds in asked) if asked else not applied & every_kind
+
+    return [m for m in measures if fits(m)]
+
+
+def measure_in_the_unit_asked(query: dict, question: str, spec: ModelSpec) -> dict:
+    """The model's measure in the unit the question asks for, where no field picked is in it: of those aggregating
+    as asked, the only one, or the one sharing most naming words with the question besides the word for the model's
+    rows (none where two tie)."""
+    picked, unit = _picked(query, spec), unit_asked(question)
+    dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
+    fields = [spec.measures[m] for m in picked] + [spec.dimensions[d] for d in dimensions if d in spec.dimensions]
+    if not picked or unit is None or any(f.unit == unit for f in fields):
+        return query
+    asked = words(question) - {stem(row) for row in spec.rows}  # the rows it counts name no one measure of them
+    scores = {m: len(naming_words(spec.measures[m]) & asked)
+              for m in _aggregation_asked([m for m, f in spec.measures.items() if f.unit == unit], question, spec)}
+    best = max(scores.values(), default=0)
+    chosen = [m for m, score in scores.items() if score == best]
+    if len(chosen) != 1 or best == 0 and len(scores) > 1:
+        return query
+    kept = {m for m in picked if spec.measures[m].counts} if ASKS_HOW_MANY.search(question) else set()
+    replaced = _replaced(query, set(picked) - kept, chosen[0])
+    measures = replaced["measures"]
+    return replaced if chosen[0] in measures else {**replaced, "measures": [*measures, chosen[0]]}

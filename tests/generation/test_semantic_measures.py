@@ -1,0 +1,84 @@
+"""The measures a semantic query picks, set against its question's words: each rule's pass cases (left as written)
+and fail cases (the measure the question names or the unit it asks for)."""
+
+from __future__ import annotations
+
+import pytest
+
+from askchain.domain import get_domain
+from askchain.generation.semantic_measures import measure_in_the_unit_asked, measure_named_at_length, unit_asked
+
+MODEL = get_domain("ethereum").semantic_model()
+BLOCKS, WITHDRAWALS, TRANSACTIONS = (MODEL.specs[name] for name in ("blocks", "withdrawals", "transactions"))
+
+
+def query(model: str, *measures: str, **rest) -> dict:
+    return {"model": model, "measures": list(measures), "dimensions": [], "window": {"name": "yesterday"}, **rest}
+
+
+RATIO = "What was the average ratio of gas used to gas limit per block yesterday?"
+
+
+def test_picks_named_inside_a_longer_phrase_give_way_to_the_measure_it_names():
+    picked = query("blocks", "avg_gas_used", "avg_gas_limit",
+                   order_by=[{"field": "avg_gas_limit", "direction": "desc"}])
+    assert measure_named_at_length(picked, RATIO, BLOCKS) == query(
+        "blocks", "avg_fullness", order_by=[{"field": "avg_fullness", "direction": "desc"}])
+
+
+def test_an_unnamed_pick_in_another_unit_stays_beside_the_longer_phrases_measure():
+    picked = query("blocks", "avg_gas_limit", "eth_burned")
+    assert measure_named_at_length(picked, RATIO, BLOCKS)["measures"] == ["avg_fullness", "eth_burned"]
+
+
+@pytest.mark.parametrize("question, measures", [
+    ("What was the average gas limit of blocks yesterday?", ["avg_gas_limit"]),  # named, and by nothing longer
+    ("The average gas limit, and the ratio of gas used to gas limit, yesterday", ["avg_gas_limit"]),  # named apart
+    (RATIO, ["avg_fullness"]),  # the longer phrase's own measure
+    (RATIO, ["eth_burned"]),  # named nowhere: left to doubt
+    (RATIO, ["avg_gas_limit", "block_count"]),  # one named elsewhere ("per block")
+])
+def test_a_pick_named_on_its_own_or_not_at_all_is_kept(question, measures):
+    picked = query("blocks", *measures)
+    assert measure_named_at_length(picked, question, BLOCKS) == picked
+
+
+@pytest.mark.parametrize("question, unit", [
+    ("How much ETH was paid out through validator withdrawals yesterday? (amounts are in gwei)", "ETH"),
+    ("What was the average gas price yesterday, in gwei?", "gwei"),
+    ("Average block fullness yesterday as a fraction between 0 and 1", "fraction"),
+    ("Daily ETH paid out through withdrawals (amounts are in gwei)", None),  # how the data stores it
+    ("How many withdrawals were there yesterday?", None),
+])
+def test_the_unit_a_question_asks_for(question, unit):
+    assert unit_asked(question) == unit
+
+
+def test_a_count_gives_way_to_the_measure_in_the_unit_asked():
+    question = "How much ETH was paid out through validator withdrawals yesterday?"
+    assert measure_in_the_unit_asked(query("withdrawals", "withdrawal_count"), question, WITHDRAWALS) == query(
+        "withdrawals", "withdrawn_eth")
+
+
+def test_a_mean_is_taken_only_where_an_average_is_asked():
+    question = "How much ETH did a validator withdrawal pay out on average yesterday?"
+    assert measure_in_the_unit_asked(query("withdrawals", "withdrawal_count"), question, WITHDRAWALS) == query(
+        "withdrawals", "avg_withdrawal_eth")
+
+
+def test_a_count_asked_for_stays_beside_the_measure_in_the_unit_asked():
+    question = "How many validator withdrawals were there yesterday, and how much ETH did they pay out?"
+    assert measure_in_the_unit_asked(query("withdrawals", "withdrawal_count"), question, WITHDRAWALS)["measures"] == [
+        "withdrawal_count", "withdrawn_eth"]
+
+
+@pytest.mark.parametrize("picked, question", [
+    (query("withdrawals", "withdrawn_eth"), "How much ETH was withdrawn yesterday?"),  # in the unit already
+    ({**query("transactions", "transaction_count"), "dimensions": ["value_eth"]},
+     "List yesterday's transactions with their value in ETH"),  # a dimension in the unit
+    (query("transactions", "transaction_count"), "How much ETH did the transactions carry yesterday?"),  # none named
+    (query("withdrawals", "withdrawal_count"), "How many withdrawals were there yesterday?"),  # no unit asked
+])
+def test_a_query_in_the_unit_asked_or_with_no_measure_named_in_it_is_kept(picked, question):
+    spec = MODEL.specs[picked["model"]]
+    assert measure_in_the_unit_asked(picked, question, spec) == picked
