@@ -30,8 +30,12 @@ def test_a_series_asked_for_keeps_its_time_split(question):
     assert total_unless_a_series_is_asked(PER_DAY, question) == PER_DAY
 
 
-def test_a_total_loses_the_time_split_its_question_never_asks_for():
-    question = "What is the total value of ETH transferred by transactions in the last 7 days?"
+@pytest.mark.parametrize("question", [
+    "What is the total value of ETH transferred by transactions in the last 7 days?",
+    "How much ETH did blob transactions pay in blob fees (blob gas used times blob gas price) in the last 7 days?",
+    "How many times did a transaction move more than 100 ETH in the last 7 days?",
+])
+def test_a_total_loses_the_time_split_its_question_never_asks_for(question):
     assert total_unless_a_series_is_asked(PER_DAY, question) == {**PER_DAY, "dimensions": [], "order_by": []}
 
 
@@ -197,6 +201,8 @@ def test_a_filter_on_a_derived_dimension_is_added_unless_a_measure_reads_its_col
     ("What share of top-level traces failed yesterday?", {"field": "is_internal", "op": "=", "value": False}),
     ("Which addresses deployed the most contracts directly yesterday?",
      {"field": "is_contract_creation", "op": "=", "value": True}),
+    ("Which 10 contracts received the most ETH last week?", {"field": "to_is_contract", "op": "=", "value": True}),
+    ("Which contract received the most transactions yesterday?", {"field": "to_is_contract", "op": "=", "value": True}),
 ])
 def test_the_layer_names_the_governed_filter_of_a_questions_words(question, named):
     assert named in named_filters(get_domain("ethereum").semantic_layer().match(question))

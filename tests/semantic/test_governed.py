@@ -198,6 +198,8 @@ def test_the_reading_says_what_was_measured_and_how(semantic_model):
       "moving_average": 7}, "a day, week or month dimension"),
     ({"model": "transactions", "measures": ["transaction_count"], "dimensions": ["day"], "moving_average": 7,
       "running_total": True}, "cannot be asked with a running total"),
+    ({"model": "transactions", "measures": ["transaction_count"], "limit": 5,
+      "order_by": [{"field": "transaction_count", "direction": "desc"}]}, "from_address, to_address"),
 ])
 def test_a_rejected_query_says_why_in_one_line(query, reason, semantic_model):
     with pytest.raises(SemanticQueryError) as raised:
@@ -324,3 +326,12 @@ def test_a_window_of_fixed_length_knows_its_periods(semantic_model):
     assert windows["yesterday"].periods(1, None) == 24 and windows["last_n_hours"].periods(1, 6) == 6
     assert windows["last_n_weeks"].periods(24, 2) == 14 and windows["last_n_days"].periods(168, 3) is None
     assert {name for name, w in windows.items() if w.hours is None} >= {"none", "today", "this_week"}
+
+
+@pytest.mark.parametrize("query", [
+    {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["to_address"], "limit": 5},
+    {"model": "transactions", "dimensions": ["hash", "value_eth"], "limit": 5},  # a listing of rows
+    {"model": "transactions", "measures": ["transaction_count"], "limit": 1},  # one row, as asked
+])
+def test_a_limit_stands_where_it_limits_rows(query, semantic_model):
+    assert "LIMIT" in semantic_model.compile(query).sql

@@ -54,7 +54,9 @@ ASKS_FOR_TIME = re.compile(
     r"\b(?:per|each|every|by|a|which|what|busiest|quietest)[\s-]+(?:single\s+)?(?:day|date|hour|week|month|weekday|year)"
     r"|\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:days|hours|weeks|months)\s+(?:of|with|had|when)\b"
     r"|\bcompare\b|\bthe (?:day|hour|week|month) before\b|\b(?:day|month|week|year) before it\b"
-    r"|\b(?:daily|hourly|weekly|monthly|when|timestamps?|times?|dates?|trend|series|over time|day[- ]by[- ]day)\b"
+    r"|\b(?:daily|hourly|weekly|monthly|when|timestamps?|time|dates?|trend|series|over time|day[- ]by[- ]day)\b"
+    # "times" as a listing's column ("their numbers and times"), not a product ("gas used times gas price") or a count
+    r"|(?<!many\s)\btimes\b(?=\s*(?:[,.;:?)]|$|and\b|of\b|when\b|at\b))"
     r"|\beach of the\b|\bday of (?:the )?(?:week|year)\b|\bhour of (?:the )?day\b|\bdays? of the week\b"
     r"|\b(?:mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|weekends?|weekdays?)\b",
     re.IGNORECASE,

@@ -20,13 +20,14 @@ from askchain.rules.checks.division_by_one import DivisionByOne
 from askchain.rules.checks.functions import UnknownFunctions
 from askchain.rules.checks.groups_shown import GroupsShown
 from askchain.rules.checks.joins import JoinsOffForeignKeys
-from askchain.rules.checks.listed_values import EachListedValue
 from askchain.rules.checks.limit_on_one_row import LimitOnOneRow
+from askchain.rules.checks.listed_values import EachListedValue
 from askchain.rules.checks.literal_shapes import LiteralShapes
 from askchain.rules.checks.nulls_inner_join import NullsAnInnerJoinDrops
 from askchain.rules.checks.record_fields import RecordFields
 from askchain.rules.checks.repeated_expressions import RepeatedExpressions
 from askchain.rules.checks.running_figures import RunningFiguresAsked
+from askchain.rules.checks.self_comparison import SelfComparison
 from askchain.rules.checks.shares_of_the_filter import SharesOfTheFilter
 from askchain.rules.checks.shortened_literals import ShortenedLiterals
 from askchain.rules.checks.star import SelectStar
@@ -44,9 +45,9 @@ if TYPE_CHECKING:
 #: The rules every database gets.
 CORE: tuple[Rule, ...] = (
     Syntax(), UnknownTables(), UnknownColumns(), UnknownFunctions(), AggregatesBesideColumns(), LimitOnOneRow(),
-    RepeatedExpressions(), SharesOfTheFilter(), DivisionByOne(), AndOrPrecedence(), GroupsShown(), EachListedValue(),
-    RunningFiguresAsked(), TextAgainstNumbers(), ArraysAsValues(), LiteralShapes(), NullsAnInnerJoinDrops(),
-    RecordFields(), JoinsOffForeignKeys(), SelectStar(), ShortenedLiterals(),
+    RepeatedExpressions(), SharesOfTheFilter(), DivisionByOne(), SelfComparison(), AndOrPrecedence(), GroupsShown(),
+    EachListedValue(), RunningFiguresAsked(), TextAgainstNumbers(), ArraysAsValues(), LiteralShapes(),
+    NullsAnInnerJoinDrops(), RecordFields(), JoinsOffForeignKeys(), SelectStar(), ShortenedLiterals(),
     KnownQualifiers(), ExtractDateParts(), SharesAmongAllRows(), UnaskedLimit(),
 )
 

@@ -95,6 +95,7 @@ class SemanticModel:
         spec = self.specs.get(query.model)
         if spec is None:
             raise SemanticQueryError(f"unknown model '{query.model}'; the models are {', '.join(self.specs)}")
+        _ranks_by_a_dimension(query, spec)
         if query.percent:
             query, spec = _in_percent(query, spec), spec.in_percent()
         window = self._window_filter(spec, query)
@@ -132,6 +133,20 @@ class SemanticModel:
             needs = "takes its parameter n" if window.parameter else "takes no parameter"
             raise SemanticQueryError(f"window '{window.name}' {needs}")
         return [] if window.filter is None else [window.filter.format(time=spec.time, n=query.window.n)]
+
+
+#: The units of the dimensions a ranking lists: what "the 5 contracts", "the 3 tokens", "the busiest days" name.
+RANKED_UNITS = ("address", "text", "hash", "date")
+
+
+def _ranks_by_a_dimension(query: SemanticQuery, spec: ModelSpec) -> None:
+    """A limit of more rows than one over measures and no dimension is one aggregate row, whatever the question
+    ranks: the query names the dimension it ranks ("which 5 contracts": the recipient), or none of the rows."""
+    if query.limit is None or query.limit < 2 or not query.measures or query.dimensions:
+        return
+    ranked = [name for name, field in spec.dimensions.items() if field.unit in RANKED_UNITS]
+    raise SemanticQueryError(f"a limit of {query.limit} rows over measures and no dimension is one row: group by "
+                             f"the dimension the question ranks ({spec.name}: {', '.join(ranked)})")
 
 
 def _with_running_totals(table, query: SemanticQuery, spec: ModelSpec):
