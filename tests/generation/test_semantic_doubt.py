@@ -256,6 +256,7 @@ def test_a_measure_counting_a_flag_nobody_names_is_dropped_beside_another(model,
     assert without_counts_of_unnamed_flags(model, BY_TYPE, question)["measures"] == kept
 
 
-def test_a_measure_counting_a_flag_nobody_names_is_left_alone_to_doubt(model):
-    alone = {**BY_TYPE, "measures": ["failed_percentage"]}
+@pytest.mark.parametrize("measures", [["failed_percentage"], ["failed_percentage", "no_such_measure"]])
+def test_a_measure_counting_a_flag_nobody_names_is_left_alone_to_doubt(model, measures):
+    alone = {**BY_TYPE, "measures": measures}
     assert without_counts_of_unnamed_flags(model, alone, "What percentage of transactions was of each type?") == alone

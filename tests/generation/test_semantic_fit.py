@@ -34,9 +34,18 @@ def test_a_series_asked_for_keeps_its_time_split(question):
     "What is the total value of ETH transferred by transactions in the last 7 days?",
     "How much ETH did blob transactions pay in blob fees (blob gas used times blob gas price) in the last 7 days?",
     "How many times did a transaction move more than 100 ETH in the last 7 days?",
+    "Which addresses sent more than 5 times in the last 7 days?",
 ])
 def test_a_total_loses_the_time_split_its_question_never_asks_for(question):
     assert total_unless_a_series_is_asked(PER_DAY, question) == {**PER_DAY, "dimensions": [], "order_by": []}
+
+
+def test_a_ranking_of_periods_keeps_its_time_split_and_a_ranking_of_other_things_does_not():
+    top_days = {**PER_DAY, "order_by": [{"field": "total_value_eth", "direction": "desc"}], "limit": 5}
+    assert total_unless_a_series_is_asked(top_days, "Top 5 days by ETH moved over the last month") == top_days
+    top_senders = {**top_days, "dimensions": ["from_address", "day"]}
+    assert total_unless_a_series_is_asked(top_senders, "The 5 senders that moved the most ETH over the last month")[
+        "dimensions"] == ["from_address"]
 
 
 TOP = {"model": "transactions", "measures": ["transaction_count"], "dimensions": ["to_address"], "window": None,

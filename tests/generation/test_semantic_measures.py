@@ -82,3 +82,10 @@ def test_a_count_asked_for_stays_beside_the_measure_in_the_unit_asked():
 def test_a_query_in_the_unit_asked_or_with_no_measure_named_in_it_is_kept(picked, question):
     spec = MODEL.specs[picked["model"]]
     assert measure_in_the_unit_asked(picked, question, spec) == picked
+
+
+@pytest.mark.parametrize("malformed", [{"order_by": "withdrawal_count desc"}, {"dimensions": [{"name": "day"}]}])
+def test_a_malformed_order_or_dimension_is_left_for_the_layer_to_reject(malformed):
+    picked = query("withdrawals", "withdrawal_count", **malformed)
+    fitted = measure_in_the_unit_asked(picked, "How much ETH was withdrawn yesterday?", WITHDRAWALS)
+    assert fitted == {**picked, "measures": ["withdrawn_eth"]}

@@ -185,8 +185,9 @@ def without_counts_of_unnamed_flags(model: SemanticModel, query: dict, question:
         return bool(counted) and not names_phrase(field_phrases(measure), asked) \
             and not any(names_phrase(flags[column].phrases, asked) for column in counted)
 
-    dropped = {m for m in measures if isinstance(m, str) and m in spec.measures and unnamed(spec.measures[m])}
-    return _without(query, "measures", dropped) if dropped and len(dropped) < len(measures) else query
+    known = {m for m in measures if isinstance(m, str) and m in spec.measures}
+    dropped = {m for m in known if unnamed(spec.measures[m])}
+    return _without(query, "measures", dropped) if dropped and len(dropped) < len(known) else query
 
 
 def without_unnamed_dimensions(model: SemanticModel, query: dict, question: str) -> dict:

@@ -56,7 +56,7 @@ ASKS_FOR_TIME = re.compile(
     r"|\bcompare\b|\bthe (?:day|hour|week|month) before\b|\b(?:day|month|week|year) before it\b"
     r"|\b(?:daily|hourly|weekly|monthly|when|timestamps?|time|dates?|trend|series|over time|day[- ]by[- ]day)\b"
     # "times" as a listing's column ("their numbers and times"), not a product ("gas used times gas price") or a count
-    r"|(?<!many\s)\btimes\b(?=\s*(?:[,.;:?)]|$|and\b|of\b|when\b|at\b))"
+    r"|(?<!many\s)(?<!\d\s)\btimes\b(?=\s*(?:[,.;:?)]|$|and\b|of\b|when\b|at\b))"
     r"|\beach of the\b|\bday of (?:the )?(?:week|year)\b|\bhour of (?:the )?day\b|\bdays? of the week\b"
     r"|\b(?:mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|weekends?|weekdays?)\b",
     re.IGNORECASE,
@@ -65,11 +65,18 @@ ASKS_FOR_TIME = re.compile(
 
 def total_unless_a_series_is_asked(query: dict, question: str) -> dict:
     dimensions = query.get("dimensions") or []
-    if ASKS_FOR_TIME.search(question) or not set(dimensions) & TIME_DIMENSIONS:
+    if ASKS_FOR_TIME.search(question) or not set(dimensions) & TIME_DIMENSIONS or _ranks_periods(query, question):
         return query
     kept = [d for d in dimensions if d not in TIME_DIMENSIONS]
     order = [o for o in query.get("order_by") or [] if isinstance(o, dict) and o.get("field") not in TIME_DIMENSIONS]
     return {**query, "dimensions": kept, **({"order_by": order} if "order_by" in query else {})}
+
+
+def _ranks_periods(query: dict, question: str) -> bool:
+    """Whether the query ranks periods and nothing else, as the question asks ("the top 5 days by burn"): a limit of
+    several rows over time dimensions only."""
+    dimensions, limit = query.get("dimensions") or [], query.get("limit")
+    return isinstance(limit, int) and limit > 1 and set(dimensions) <= TIME_DIMENSIONS and bool(RANKS.search(question))
 
 
 def every_row_unless_a_count_is_asked(query: dict, question: str) -> dict:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from askchain.generation.semantic_doubt import naming_words, stem, words
-from askchain.semantic.governed.naming import field_phrases, phrase_spans, phrase_words
+from askchain.generation.semantic_doubt import naming_words, words
+from askchain.semantic.governed.naming import field_phrases, phrase_spans, phrase_words, stem
 
 if TYPE_CHECKING:
     from askchain.semantic.governed.reading import ModelSpec
@@ -32,13 +32,15 @@ def _picked(query: dict, spec: ModelSpec) -> list[str]:
 def _replaced(query: dict, dropped: set[str], chosen: str) -> dict:
     """`query` measuring `chosen` in place of the `dropped` measures; an order by one of them orders by `chosen`."""
     measures = list(dict.fromkeys(chosen if m in dropped else m for m in query["measures"]))
+    if not isinstance(query.get("order_by"), list):  # none, or malformed: the layer says what is wrong with it
+        return {**query, "measures": measures}
     order = []
-    for item in query.get("order_by") or []:
+    for item in query["order_by"]:
         if isinstance(item, dict) and item.get("field") in dropped:
             item = {**item, "field": chosen}
         if item not in order:
             order.append(item)
-    return {**query, "measures": measures, **({"order_by": order} if "order_by" in query else {})}
+    return {**query, "measures": measures, "order_by": order}
 
 
 def measure_named_at_length(query: dict, question: str, spec: ModelSpec) -> dict:
@@ -65,7 +67,9 @@ def measure_named_at_length(query: dict, question: str, spec: ModelSpec) -> dict
 
 #: Not after "are" or "is": "(withdrawal amounts are in gwei)" says how the data stores them, not what to answer in.
 _NOT_STORED = r"(?<!\bare\s)(?<!\bis\s)"
-#: Words asking for an amount in a unit (a measure's `unit`), each unit's first match in the question counting.
+#: Words asking for an amount in a unit (a measure's `unit`), each unit's first match in the question counting. A
+#: fraction is asked as the answer's form ("as a fraction", "between 0 and 1"), not by "what fraction of" (a share,
+#: which askchain.generation.semantic_fit.share_of_total_when_asked answers).
 ASKS_FOR_UNIT = {
     "ETH": re.compile(rf"\bhow\s+much\s+ETH\b|{_NOT_STORED}\bin\s+ETH\b", re.IGNORECASE),
     "gwei": re.compile(rf"\bhow\s+much\s+gwei\b|{_NOT_STORED}\bin\s+gwei\b", re.IGNORECASE),
@@ -106,16 +110,19 @@ def measure_in_the_unit_asked(query: dict, question: str, spec: ModelSpec) -> di
     as asked, the only one, or the one sharing most naming words with the question besides the word for the model's
     rows (none where two tie)."""
     picked, unit = _picked(query, spec), unit_asked(question)
+    if not picked or unit is None:
+        return query
     dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
-    fields = [spec.measures[m] for m in picked] + [spec.dimensions[d] for d in dimensions if d in spec.dimensions]
-    if not picked or unit is None or any(f.unit == unit for f in fields):
+    fields = [spec.measures[m] for m in picked] + [spec.dimensions[d] for d in dimensions
+                                                  if isinstance(d, str) and d in spec.dimensions]
+    if any(f.unit == unit for f in fields):
         return query
     asked = words(question) - {stem(row) for row in spec.rows}  # the rows it counts name no one measure of them
     scores = {m: len(naming_words(spec.measures[m]) & asked)
               for m in _aggregation_asked([m for m, f in spec.measures.items() if f.unit == unit], question, spec)}
     best = max(scores.values(), default=0)
     chosen = [m for m, score in scores.items() if score == best]
-    if len(chosen) != 1 or best == 0 and len(scores) > 1:
+    if len(chosen) != 1:  # none in the unit, or a tie (every one named by no word, where there are several)
         return query
     kept = {m for m in picked if spec.measures[m].counts} if ASKS_HOW_MANY.search(question) else set()
     replaced = _replaced(query, set(picked) - kept, chosen[0])

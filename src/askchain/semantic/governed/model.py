@@ -95,7 +95,7 @@ class SemanticModel:
         spec = self.specs.get(query.model)
         if spec is None:
             raise SemanticQueryError(f"unknown model '{query.model}'; the models are {', '.join(self.specs)}")
-        _ranks_by_a_dimension(query, spec)
+        _reject_a_ranking_without_dimension(query, spec)
         if query.percent:
             query, spec = _in_percent(query, spec), spec.in_percent()
         window = self._window_filter(spec, query)
@@ -139,7 +139,7 @@ class SemanticModel:
 RANKED_UNITS = ("address", "text", "hash", "date")
 
 
-def _ranks_by_a_dimension(query: SemanticQuery, spec: ModelSpec) -> None:
+def _reject_a_ranking_without_dimension(query: SemanticQuery, spec: ModelSpec) -> None:
     """A limit of more rows than one over measures and no dimension is one aggregate row, whatever the question
     ranks: the query names the dimension it ranks ("which 5 contracts": the recipient), or none of the rows."""
     if query.limit is None or query.limit < 2 or not query.measures or query.dimensions:
