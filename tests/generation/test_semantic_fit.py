@@ -43,6 +43,8 @@ def test_a_total_loses_the_time_split_its_question_never_asks_for(question):
 def test_a_ranking_of_periods_keeps_its_time_split_and_a_ranking_of_other_things_does_not():
     top_days = {**PER_DAY, "order_by": [{"field": "total_value_eth", "direction": "desc"}], "limit": 5}
     assert total_unless_a_series_is_asked(top_days, "Top 5 days by ETH moved over the last month") == top_days
+    question = "The 5 senders that moved the most ETH in the 30 days before today"
+    assert total_unless_a_series_is_asked(top_days, question)["dimensions"] == []  # the days are not what it ranks
     top_senders = {**top_days, "dimensions": ["from_address", "day"]}
     assert total_unless_a_series_is_asked(top_senders, "The 5 senders that moved the most ETH over the last month")[
         "dimensions"] == ["from_address"]

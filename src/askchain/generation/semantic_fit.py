@@ -72,11 +72,18 @@ def total_unless_a_series_is_asked(query: dict, question: str) -> dict:
     return {**query, "dimensions": kept, **({"order_by": order} if "order_by" in query else {})}
 
 
+#: Words ranking periods ("the top 5 days", "which 3 hours", "the busiest weeks"), not what happened in them.
+RANKS_PERIODS = re.compile(r"\b(?:which|top|the|busiest|quietest)\s+(?:\d+|two|three|four|five|six|seven|eight|nine|ten)?"
+                           r"\s*(?:\w+est\s+)?(?:days|hours|weeks|months)\b(?!\s+(?:before|prior|up|until|ending)\b)",
+                           re.IGNORECASE)
+
+
 def _ranks_periods(query: dict, question: str) -> bool:
-    """Whether the query ranks periods and nothing else, as the question asks ("the top 5 days by burn"): a limit of
+    """Whether the query ranks periods and nothing else, as the question does ("the top 5 days by burn"): a limit of
     several rows over time dimensions only."""
     dimensions, limit = query.get("dimensions") or [], query.get("limit")
-    return isinstance(limit, int) and limit > 1 and set(dimensions) <= TIME_DIMENSIONS and bool(RANKS.search(question))
+    return isinstance(limit, int) and limit > 1 and set(dimensions) <= TIME_DIMENSIONS \
+        and bool(RANKS_PERIODS.search(question))
 
 
 def every_row_unless_a_count_is_asked(query: dict, question: str) -> dict:
