@@ -279,6 +279,17 @@ ASKS_FOR_SHARE = re.compile(r"(?:\b(?:share|proportion|portion|fraction|per\s?ce
                             re.IGNORECASE)
 
 
+def ordered_instead(order_by, dropped: set[str], chosen: str) -> list:
+    """`order_by` ordering by `chosen` where it ordered by one of the `dropped` measures, each key once."""
+    order: list = []
+    for item in order_by:
+        if isinstance(item, dict) and item.get("field") in dropped:
+            item = {**item, "field": chosen}
+        if item not in order:
+            order.append(item)
+    return order
+
+
 def share_of_total_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
     """Each row's share of the total where the question asks for a share of something and the query splits what it
     counts or sums by a dimension other than time ("what percentage of transactions used each type": the count by
@@ -297,12 +308,7 @@ def share_of_total_when_asked(query: dict, question: str, spec: ModelSpec) -> di
     kept = [m for m, f in zip(measures, fields) if f.adds_up]
     if not kept:
         return query
-    order: list = []
-    for item in query.get("order_by") or []:
-        if isinstance(item, dict) and item.get("field") in measures and item.get("field") not in kept:
-            item = {**item, "field": kept[0]}
-        if item not in order:
-            order.append(item)
+    order = ordered_instead(query.get("order_by") or [], set(measures) - set(kept), kept[0])
     ranked = {"order_by": order} if "order_by" in query else {}
     return {**query, "measures": kept, **ranked, "share_of_total": True}
 

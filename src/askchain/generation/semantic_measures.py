@@ -18,6 +18,7 @@ import re
 from typing import TYPE_CHECKING
 
 from askchain.generation.semantic_doubt import naming_words, words
+from askchain.generation.semantic_fit import ordered_instead
 from askchain.semantic.governed.naming import field_phrases, phrase_spans, phrase_words, stem
 
 if TYPE_CHECKING:
@@ -34,13 +35,7 @@ def _replaced(query: dict, dropped: set[str], chosen: str) -> dict:
     measures = list(dict.fromkeys(chosen if m in dropped else m for m in query["measures"]))
     if not isinstance(query.get("order_by"), list):  # none, or malformed: the layer says what is wrong with it
         return {**query, "measures": measures}
-    order = []
-    for item in query["order_by"]:
-        if isinstance(item, dict) and item.get("field") in dropped:
-            item = {**item, "field": chosen}
-        if item not in order:
-            order.append(item)
-    return {**query, "measures": measures, "order_by": order}
+    return {**query, "measures": measures, "order_by": ordered_instead(query["order_by"], dropped, chosen)}
 
 
 def measure_named_at_length(query: dict, question: str, spec: ModelSpec) -> dict:
