@@ -184,7 +184,8 @@ def test_plans_are_shown_last_and_only_where_a_plan_may_be_the_reply():
 
 def test_a_plan_in_two_windows_keeps_them_and_one_in_one_window_takes_the_named_one(model, cfg):
     """"The top receiver of 30 days, then each of its last 7 days" names two periods: the steps keep their own
-    windows. Steps sharing a window the model picked by habit take the one the question names."""
+    windows. Steps sharing a window the model picked by habit take the one the question names, and so does a step
+    whose window the question never states."""
     top = {"model": "withdrawals", "measures": ["withdrawn_eth"], "dimensions": ["address"],
            "window": {"name": "last_n_days", "n": 30},
            "order_by": [{"field": "withdrawn_eth", "direction": "desc"}], "limit": 1}
@@ -201,6 +202,9 @@ def test_a_plan_in_two_windows_keeps_them_and_one_in_one_window_takes_the_named_
     habit = {"steps": [{**step, "window": {"name": "last_n_days", "n": 28}} for step in (top, daily)]}
     (one,) = semantic(ctx, ScriptedModel({"semantic": json.dumps(habit)}), cfg, 1, None)
     assert "INTERVAL 28 DAY" not in one.sql and one.sql.count("INTERVAL 30 DAY") == 2
+    unstated = {"steps": [{**top, "window": {"name": "yesterday"}}, daily]}  # the question never says yesterday
+    (stated,) = semantic(ctx, ScriptedModel({"semantic": json.dumps(unstated)}), cfg, 1, None)
+    assert "INTERVAL 1 DAY" not in stated.sql and "INTERVAL 30 DAY" in stated.sql and "INTERVAL 7 DAY" in stated.sql
 
 
 def test_a_plan_that_never_compiles_gives_way_to_one_query(model, cfg):

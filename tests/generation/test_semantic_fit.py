@@ -15,7 +15,7 @@ from askchain.generation.semantic_fit import (
     either_value_of_one_field, every_row_unless_a_count_is_asked, fitted, in_the_window_named, no_value_as_null,
     moving_average_when_asked, one_row_only_when_ranked, percent_when_a_percentage_is_asked, running_total_when_asked,
     series_in_time_order, share_of_total_when_asked, together_when_asked, total_unless_a_series_is_asked,
-    whole_table_unless_a_time_is_named, with_the_filters_named,
+    whole_table_unless_a_time_is_named, window_stated, with_the_filters_named,
 )
 from askchain.semantic import named_filters, named_window
 
@@ -152,6 +152,16 @@ def test_a_query_filtering_on_time_itself_or_a_question_naming_no_one_period_kee
     since = {**LOGS, "window": None, "filters": [{"field": "block_time", "op": ">=", "value": "2025-03-01"}]}
     assert in_the_window_named(since, FORTNIGHT) == since
     assert in_the_window_named(LOGS, None) == LOGS
+
+
+@pytest.mark.parametrize("window, stated", [
+    ({"name": "last_n_days", "n": 30}, True), ({"name": "last_n_days", "n": 7}, True),  # "seven"
+    ({"name": "yesterday"}, False), ({"name": "last_n_days", "n": 14}, False), ({"name": "last_n_weeks", "n": 1}, True),
+    (None, True), ({"name": "none"}, True), ({"name": "last_n_days", "n": "many"}, True),  # the layer rejects it
+])
+def test_a_window_is_stated_by_its_length_or_its_name(window, stated):
+    question = "Which address sent the most in the last 30 days, and what did it send on each of the seven days to this week?"
+    assert window_stated(window, question) is stated
 
 
 def test_no_verified_example_is_changed_by_the_window_and_filters_its_words_name():

@@ -1,12 +1,13 @@
-"""The measures a semantic query picks, set against its question's words: each rule's pass cases (left as written)
-and fail cases (the measure the question names or the unit it asks for)."""
+"""The measures and dimensions a semantic query picks, set against its question's words: each rule's pass cases (left
+as written) and fail cases (the field the question names at length, the measure in the unit it asks for)."""
 
 from __future__ import annotations
 
 import pytest
 
 from askchain.domain import get_domain
-from askchain.generation.semantic_measures import measure_in_the_unit_asked, measure_named_at_length, unit_asked
+from askchain.generation.semantic_measures import (
+    dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length, unit_asked)
 
 MODEL = get_domain("ethereum").semantic_model()
 BLOCKS, WITHDRAWALS, TRANSACTIONS = (MODEL.specs[name] for name in ("blocks", "withdrawals", "transactions"))
@@ -41,6 +42,34 @@ def test_an_unnamed_pick_in_another_unit_stays_beside_the_longer_phrases_measure
 def test_a_pick_named_on_its_own_or_not_at_all_is_kept(question, measures):
     picked = query("blocks", *measures)
     assert measure_named_at_length(picked, question, BLOCKS) == picked
+
+
+FEE_RECIPIENTS = "Which 3 fee recipients carried the most blob transactions in their blocks over the last 30 days?"
+
+
+def test_a_dimension_named_inside_a_longer_phrase_gives_way_to_the_dimension_it_names():
+    picked = query("transactions", "transaction_count", dimensions=["to_address"],
+                   order_by=[{"field": "to_address", "direction": "asc"}])
+    assert dimension_named_at_length(picked, FEE_RECIPIENTS, TRANSACTIONS) == query(
+        "transactions", "transaction_count", dimensions=["miner"], order_by=[{"field": "miner", "direction": "asc"}])
+
+
+def test_a_day_named_inside_the_day_of_the_week_is_the_weekday():
+    question = "Which day of the week had the most blocks over the last 4 weeks?"
+    assert dimension_named_at_length(query("blocks", "block_count", dimensions=["day"]), question,
+                                     BLOCKS)["dimensions"] == ["weekday"]
+
+
+@pytest.mark.parametrize("question, dimensions", [
+    ("Which 3 recipients received the most transactions yesterday?", ["to_address"]),  # named on its own
+    ("Which fee recipients got the most transactions yesterday, and which recipients were sent the most?",
+     ["to_address"]),  # named apart too
+    (FEE_RECIPIENTS, ["miner"]),  # the longer phrase's own dimension
+    (FEE_RECIPIENTS, ["from_address"]),  # named nowhere: left to doubt
+])
+def test_a_dimension_named_on_its_own_or_not_at_all_is_kept(question, dimensions):
+    picked = query("transactions", "transaction_count", dimensions=dimensions)
+    assert dimension_named_at_length(picked, question, TRANSACTIONS) == picked
 
 
 @pytest.mark.parametrize("question, unit", [

@@ -22,8 +22,9 @@ from askchain.generation.semantic_doubt import (
     without_unnamed_dimensions, without_unnamed_flags, without_unnamed_measures, without_values_no_row_has)
 from askchain.generation.semantic_fit import (
     averaged_per_period_when_asked, fitted, in_the_window_named, moving_average_when_asked, plan_fitted,
-    running_total_when_asked, share_of_total_when_asked, with_the_filters_named)
-from askchain.generation.semantic_measures import measure_in_the_unit_asked, measure_named_at_length
+    running_total_when_asked, share_of_total_when_asked, window_stated, with_the_filters_named)
+from askchain.generation.semantic_measures import (
+    dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length)
 from askchain.prompts import load_prompt
 from askchain.semantic.governed.plans import MAX_STEPS, compile_plan, is_plan
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
@@ -180,8 +181,9 @@ def _compiled_replies(ctx: GenerationContext, context: SemanticContext, model: C
 
 
 def fitted_to(context: SemanticContext, query: dict, question: str, window: bool = True) -> dict:
-    """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period and the governed
-    filters they name, to the measure they name at length or in the unit they ask for
+    """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period (`window`: false
+    for a step of a plan whose steps have windows of their own, which keeps a window the question states) and the
+    governed filters they name, to the measure and dimension they name at length, the measure in the unit they ask for
     (askchain.generation.semantic_measures), with the running totals, moving averages, averages per period or shares
     of the total they ask for, and without measures, splits or true/false filters nobody asked for, measures counting
     a flag nobody named, filters a share counts itself or values no row has (askchain.generation.semantic_doubt)."""
@@ -191,9 +193,11 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     query = without_unnamed_flags(context.model, fitted(query, question), question)
     query = without_unnamed_dimensions(context.model, query, question)
     query = without_values_no_row_has(context.model, without_filters_a_share_counts(context.model, query))
-    query = in_the_window_named(query, context.window if window and spec is not None and spec.time else None)
+    named = window or not window_stated(query.get("window"), question)
+    query = in_the_window_named(query, context.window if named and spec is not None and spec.time else None)
     if spec is not None:
-        query = measure_in_the_unit_asked(measure_named_at_length(query, question, spec), question, spec)
+        query = dimension_named_at_length(measure_named_at_length(query, question, spec), question, spec)
+        query = measure_in_the_unit_asked(query, question, spec)
         query = running_total_when_asked(with_the_filters_named(query, context.filters, spec), question, spec)
         query = moving_average_when_asked(query, question, spec)
         query = averaged_per_period_when_asked(query, question, spec)

@@ -18,6 +18,8 @@ question never asks for. Each rule is one function over the query (a dict as the
   ("of each", "respectively", "compare"): the filter's field is grouped.
 - A question naming one period ("yesterday", "the past fortnight") gets that period's window (`in_the_window_named`,
   which takes the window besides the question and is applied by askchain.generation.semantic).
+- In a plan whose steps have windows of their own (the top of 30 days, then each of the last 7), a step's window
+  the question never states (`window_stated`) takes the one window it names, as a single query's does.
 - A question naming a governed filter ("successful transactions" are status 1) gets it, unless the query reads that
   dimension already (`with_the_filters_named`, applied alike).
 - A question asking for a running total ("cumulative", "running total") of a series over time gets its measures'
@@ -153,6 +155,23 @@ def in_the_window_named(query: dict, window: dict | None) -> dict:
     return query if filters_a_time and not has_window else {**query, "window": dict(window)}
 
 
+def window_stated(window, question: str) -> bool:
+    """Whether the question's words state a window a query picked: its length (the 7 of "the last 7 days", in digits
+    or words; one of a unit goes without a number: "the previous week") or, for a window of no length, its name
+    ("yesterday", "this week"). In a plan whose steps have windows
+    of their own, a step's window the question never states is the model's habit (yesterday, copied from an example),
+    and takes the one window the question names. No window states nothing to replace."""
+    if not isinstance(window, dict) or window.get("name") in (None, "none"):
+        return True
+    if "n" in window:
+        try:
+            return float(window["n"]) == 1 or float(window["n"]) in question_numbers(question)
+        except (TypeError, ValueError):
+            return True  # malformed: the layer says what is wrong with it
+    name = str(window["name"]).replace("_", " ")
+    return re.search(rf"\b{re.escape(name)}\b", question, re.IGNORECASE) is not None
+
+
 def with_the_filters_named(query: dict, filters: Sequence[dict], spec: ModelSpec) -> dict:
     """The governed filters the question's words name (askchain.semantic.layer.named_filters: "successful" is status
     1), added where the query's model has the filtered dimension and the query does not read it already: a filter,
@@ -280,7 +299,7 @@ ASKS_FOR_SHARE = re.compile(r"(?:\b(?:share|proportion|portion|fraction|per\s?ce
 
 
 def ordered_instead(order_by, dropped: set[str], chosen: str) -> list:
-    """`order_by` ordering by `chosen` where it ordered by one of the `dropped` measures, each key once."""
+    """`order_by` ordering by `chosen` where it ordered by one of the `dropped` fields, each key once."""
     order: list = []
     for item in order_by:
         if isinstance(item, dict) and item.get("field") in dropped:

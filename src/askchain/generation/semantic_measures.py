@@ -1,11 +1,13 @@
-"""The measures a semantic query picks, set against its question's words: a small model takes a measure that a
-fragment of the question names (the average gas limit for "the ratio of gas used to gas limit"), or one in another
-unit than the question asks for (the number of withdrawals for "how much ETH"). Each rule is one function over the
-query (a dict as the model wrote it), the question and the query's model; askchain.generation.semantic applies them.
+"""The measures and dimensions a semantic query picks, set against its question's words: a small model takes a field
+that a fragment of the question names (the average gas limit for "the ratio of gas used to gas limit", the
+recipient for "fee recipients"), or a measure in another unit than the question asks for (the number of
+withdrawals for "how much ETH"). Each rule is one function over the query (a dict as the model wrote it), the
+question and the query's model; askchain.generation.semantic applies them.
 
 - A measure the question names by a longer phrase than any picked measure, the words naming each pick inside it,
   replaces those picks and the unnamed ones in their unit ("the ratio of gas used to gas limit" names block
-  fullness; "gas limit" inside it, the average gas limit, and the average gas used is in gas too).
+  fullness; "gas limit" inside it, the average gas limit, and the average gas used is in gas too). A dimension
+  named so replaces the picks named inside its phrase ("fee recipients": the block's builder, not the recipient).
 - Where the question asks for an amount in a unit ("how much ETH", "in gwei", "as a fraction") that no measure or
   dimension picked is in, the model's measure in that unit whose words the question names most replaces the picks
   (a mean only where it asks for an average, an extreme only where it asks for one); a count picked stays beside it
@@ -15,14 +17,14 @@ query (a dict as the model wrote it), the question and the query's model; askcha
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from askchain.generation.semantic_doubt import naming_words, words
 from askchain.generation.semantic_fit import ordered_instead
 from askchain.semantic.governed.naming import field_phrases, phrase_spans, phrase_words, stem
 
 if TYPE_CHECKING:
-    from askchain.semantic.governed.reading import ModelSpec
+    from askchain.semantic.governed.reading import Field, ModelSpec
 
 
 def _picked(query: dict, spec: ModelSpec) -> list[str]:
@@ -38,26 +40,55 @@ def _replaced(query: dict, dropped: set[str], chosen: str) -> dict:
     return {**query, "measures": measures, "order_by": ordered_instead(query["order_by"], dropped, chosen)}
 
 
+def _named_at_length(picked: list[str], fields: Mapping[str, Field], question: str) -> tuple[str, set[str]] | None:
+    """The one field of `fields` not picked that the question names by the longest phrase holding every phrase that
+    names a pick (and longer than each), with those picks; None where there is none, or a pick is named elsewhere."""
+    asked = phrase_words(question)
+    spans = {name: phrase_spans(field_phrases(field), asked) for name, field in fields.items()}
+    fragments = [found for name in picked for found in spans[name]]
+
+    def holds_them(span: range) -> bool:
+        return all(span.start <= found.start and found.stop <= span.stop and len(found) < len(span)
+                   for found in fragments)
+
+    holding = {name: max(around, key=len) for name, found in spans.items() if name not in picked
+               and (around := [span for span in found if holds_them(span)])}
+    if not fragments or not holding:
+        return None
+    length = max(map(len, holding.values()))
+    best = [name for name, span in holding.items() if len(span) == length]
+    return (best[0], {name for name in picked if spans[name]}) if len(best) == 1 else None
+
+
 def measure_named_at_length(query: dict, question: str, spec: ModelSpec) -> dict:
     """The one measure of the query's model that the question names by a phrase longer than any naming a picked
     measure, in place of the picks the question names only inside that phrase and of the picks it does not name in
     their unit (the average gas used beside the average gas limit, for "the ratio of gas used to gas limit"); a pick
     it names elsewhere keeps the query as written."""
     picked = _picked(query, spec)
-    asked = phrase_words(question)
-    spans = {name: phrase_spans(field_phrases(field), asked) for name, field in spec.measures.items()}
-    longest = {name: max(found, key=len) for name, found in spans.items() if found and name not in picked}
-    fragments = {m for m in picked if spans[m]}
-    if not longest or not fragments:
+    found = _named_at_length(picked, spec.measures, question)
+    if found is None:
         return query
-    length = max(map(len, longest.values()))
-    best = [name for name, span in longest.items() if len(span) == length]
-    span = longest[best[0]]
-    if len(best) != 1 or not all(found.start >= span.start and found.stop <= span.stop and len(found) < len(span)
-                                 for m in fragments for found in spans[m]):
-        return query
+    chosen, fragments = found
     units = {spec.measures[m].unit for m in fragments}
-    return _replaced(query, fragments | {m for m in picked if spec.measures[m].unit in units}, best[0])
+    return _replaced(query, fragments | {m for m in picked if spec.measures[m].unit in units}, chosen)
+
+
+def dimension_named_at_length(query: dict, question: str, spec: ModelSpec) -> dict:
+    """The one dimension of the query's model that the question names by a phrase longer than any naming a picked
+    dimension, in place of the picks it names only inside that phrase: "fee recipients" is the block's builder,
+    not the transaction's recipient; "day of the week" a weekday, not a date. An order by a replaced dimension
+    orders by the one chosen."""
+    dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
+    found = _named_at_length([d for d in dimensions if isinstance(d, str) and d in spec.dimensions],
+                             spec.dimensions, question)
+    if found is None:
+        return query
+    chosen, fragments = found
+    fitted = {**query, "dimensions": list(dict.fromkeys(chosen if d in fragments else d for d in dimensions))}
+    if isinstance(query.get("order_by"), list):
+        fitted["order_by"] = ordered_instead(query["order_by"], fragments, chosen)
+    return fitted
 
 
 #: Not after "are" or "is": "(withdrawal amounts are in gwei)" says how the data stores them, not what to answer in.
