@@ -7,7 +7,7 @@ import pytest
 
 from askchain.domain import get_domain
 from askchain.generation.semantic_measures import (
-    dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length, unit_asked)
+    count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length, unit_asked)
 
 MODEL = get_domain("ethereum").semantic_model()
 BLOCKS, WITHDRAWALS, TRANSACTIONS = (MODEL.specs[name] for name in ("blocks", "withdrawals", "transactions"))
@@ -58,6 +58,12 @@ def test_a_day_named_inside_the_day_of_the_week_is_the_weekday():
     question = "Which day of the week had the most blocks over the last 4 weeks?"
     assert dimension_named_at_length(query("blocks", "block_count", dimensions=["day"]), question,
                                      BLOCKS)["dimensions"] == ["weekday"]
+
+
+def test_a_true_false_dimension_never_replaces_a_split():
+    question = "Which addresses received the most tokens in mint transfers (from the zero address) yesterday?"
+    picked = query("token_transfers", "transfer_count", dimensions=["to_address", "from_address"])
+    assert dimension_named_at_length(picked, question, MODEL.specs["token_transfers"]) == picked
 
 
 @pytest.mark.parametrize("question, dimensions", [
@@ -118,3 +124,25 @@ def test_a_malformed_order_or_dimension_is_left_for_the_layer_to_reject(malforme
     picked = query("withdrawals", "withdrawal_count", **malformed)
     fitted = measure_in_the_unit_asked(picked, "How much ETH was withdrawn yesterday?", WITHDRAWALS)
     assert fitted == {**picked, "measures": ["withdrawn_eth"]}
+
+
+BLOB_CARRIERS = ("Which 3 fee recipients carried the most blob gas over the last 30 days, and for each, how many blob "
+                 "transactions did its blocks carry and how many blobs did they carry on average?")
+
+
+def test_the_count_of_rows_asked_for_joins_the_measures_picked_beside_it():
+    picked = query("transactions", "avg_blobs", dimensions=["miner"])
+    assert count_when_asked(picked, BLOB_CARRIERS, TRANSACTIONS)["measures"] == ["transaction_count", "avg_blobs"]
+
+
+@pytest.mark.parametrize("question, measures", [
+    (BLOB_CARRIERS, ["failed_count", "avg_blobs"]),  # a count picked already
+    ("How many token transfers did a transaction contain on average yesterday?", ["avg_value_eth"]),  # per one row
+    ("How many distinct senders sent transactions yesterday, and how much ETH?", ["total_value_eth"]),  # distinct
+    ("How much ETH did transactions move yesterday?", ["total_value_eth"]),  # no count asked
+    ("How many blocks had blob gas yesterday, and how much ETH did their transactions pay?", ["total_fees_eth"]),
+])
+def test_no_count_joins_where_one_is_picked_or_the_question_asks_another(question, measures):
+    picked = query("transactions", *measures)
+    assert count_when_asked(picked, question, TRANSACTIONS) == picked
+

@@ -24,7 +24,7 @@ from askchain.generation.semantic_fit import (
     averaged_per_period_when_asked, fitted, in_the_window_named, moving_average_when_asked, plan_fitted,
     running_total_when_asked, share_of_total_when_asked, window_stated, with_the_filters_named)
 from askchain.generation.semantic_measures import (
-    dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length)
+    count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length)
 from askchain.prompts import load_prompt
 from askchain.semantic.governed.plans import MAX_STEPS, compile_plan, is_plan
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
@@ -184,7 +184,7 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period (`window`: false
     for a step of a plan whose steps have windows of their own, which keeps a window the question states) and the
     governed filters they name, to the measure and dimension they name at length, the measure in the unit they ask for
-    (askchain.generation.semantic_measures), with the running totals, moving averages, averages per period or shares
+    and the count of rows they ask for beside others (askchain.generation.semantic_measures), with the running totals, moving averages, averages per period or shares
     of the total they ask for, and without measures, splits or true/false filters nobody asked for, measures counting
     a flag nobody named, filters a share counts itself or values no row has (askchain.generation.semantic_doubt)."""
     if not isinstance(query, dict):
@@ -203,7 +203,9 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
         query = averaged_per_period_when_asked(query, question, spec)
     query = without_counts_of_unnamed_flags(context.model, without_grouped_counts(context.model, query), question)
     query = without_unnamed_measures(context.model, query, question)
-    return share_of_total_when_asked(query, question, spec) if spec is not None else query
+    if spec is None:
+        return query
+    return share_of_total_when_asked(count_when_asked(query, question, spec), question, spec)
 
 
 def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] | None = None,

@@ -8,6 +8,8 @@ question and the query's model; askchain.generation.semantic applies them.
   replaces those picks and the unnamed ones in their unit ("the ratio of gas used to gas limit" names block
   fullness; "gas limit" inside it, the average gas limit, and the average gas used is in gas too). A dimension
   named so replaces the picks named inside its phrase ("fee recipients": the block's builder, not the recipient).
+- Where the question asks how many of the model's rows there are and no measure picked counts anything, the model's
+  count of its rows joins the picks (`count_when_asked`).
 - Where the question asks for an amount in a unit ("how much ETH", "in gwei", "as a fraction") that no measure or
   dimension picked is in, the model's measure in that unit whose words the question names most replaces the picks
   (a mean only where it asks for an average, an extreme only where it asks for one); a count picked stays beside it
@@ -77,11 +79,13 @@ def measure_named_at_length(query: dict, question: str, spec: ModelSpec) -> dict
 def dimension_named_at_length(query: dict, question: str, spec: ModelSpec) -> dict:
     """The one dimension of the query's model that the question names by a phrase longer than any naming a picked
     dimension, in place of the picks it names only inside that phrase: "fee recipients" is the block's builder,
-    not the transaction's recipient; "day of the week" a weekday, not a date. An order by a replaced dimension
-    orders by the one chosen."""
+    not the transaction's recipient; "day of the week" a weekday, not a date. A true/false dimension is chosen
+    never: "a transfer from the zero address" names a mint, a filter, not a split of the senders. An order by a
+    replaced dimension orders by the one chosen."""
     dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
-    found = _named_at_length([d for d in dimensions if isinstance(d, str) and d in spec.dimensions],
-                             spec.dimensions, question)
+    picked = [d for d in dimensions if isinstance(d, str) and d in spec.dimensions]
+    splits = {name: field for name, field in spec.dimensions.items() if field.unit != "boolean" or name in picked}
+    found = _named_at_length(picked, splits, question)
     if found is None:
         return query
     chosen, fragments = found
@@ -154,3 +158,34 @@ def measure_in_the_unit_asked(query: dict, question: str, spec: ModelSpec) -> di
     replaced = _replaced(query, set(picked) - kept, chosen[0])
     measures = replaced["measures"]
     return replaced if chosen[0] in measures else {**replaced, "measures": [*measures, chosen[0]]}
+
+
+#: "How many", the three words after it (the noun it counts among them: "how many blob transactions") and the rest
+#: of its clause.
+HOW_MANY_OF = re.compile(r"\bhow\s+many\s+([\w-]+(?:\s+[\w-]+){0,2})([^,;?]*)", re.IGNORECASE)
+#: Words making a count another measure: of distinct values, or per one row ("how many transfers did a transaction
+#: contain": an average per transaction).
+_NOT_A_ROW_COUNT = re.compile(r"\b(?:distinct|unique|different)\b|\b(?:did|does|do)\s+(?:a|an|each|one)\s",
+                              re.IGNORECASE)
+
+
+def count_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
+    """The model's count of its rows beside the measures picked, where the question asks how many of its rows there
+    are ("for each, how many blob transactions did its blocks carry and how many blobs on average") and no measure
+    picked counts anything: a small model answers the other asks and drops the count."""
+    picked = _picked(query, spec)
+    count = next((name for name, field in spec.measures.items() if field.expr.replace(" ", "") == "_.count()"), None)
+    if not picked or count is None or any(spec.measures[m].counts for m in picked):
+        return query
+    rows = {stem(row) for row in spec.rows}
+    if not any(_counts_rows(match[1].split(), match[2], rows) for match in HOW_MANY_OF.finditer(question)):
+        return query
+    return {**query, "measures": [count, *query["measures"]]}
+
+
+def _counts_rows(words: list[str], rest: str, rows: set[str]) -> bool:
+    """Whether "how many" followed by `words` and `rest` asks for a count of rows (their stems `rows`): one of the
+    words names them and nothing makes it a distinct count or a count per one row."""
+    at = next((i for i, word in enumerate(words) if stem(word) in rows), None)
+    return at is not None and not _NOT_A_ROW_COUNT.search(" ".join([*words[:at], *words[at + 1:], rest]))
+
