@@ -157,10 +157,12 @@ def test_a_query_filtering_on_time_itself_or_a_question_naming_no_one_period_kee
 @pytest.mark.parametrize("window, stated", [
     ({"name": "last_n_days", "n": 30}, True), ({"name": "last_n_days", "n": 7}, True),  # "seven"
     ({"name": "yesterday"}, False), ({"name": "last_n_days", "n": 14}, False), ({"name": "last_n_weeks", "n": 1}, True),
-    (None, True), ({"name": "none"}, True), ({"name": "last_n_days", "n": "many"}, True),  # the layer rejects it
+    ({"name": "this_week"}, True), (None, True), ({"name": "none"}, True),
+    ({"name": "last_n_days", "n": "many"}, True),  # malformed: the layer rejects it
 ])
 def test_a_window_is_stated_by_its_length_or_its_name(window, stated):
-    question = "Which address sent the most in the last 30 days, and what did it send on each of the seven days to this week?"
+    question = ("Which address sent the most in the last 30 days, and what did it send on each of the seven days to "
+                "this week?")
     assert window_stated(window, question) is stated
 
 

@@ -183,10 +183,11 @@ def _compiled_replies(ctx: GenerationContext, context: SemanticContext, model: C
 def fitted_to(context: SemanticContext, query: dict, question: str, window: bool = True) -> dict:
     """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period (`window`: false
     for a step of a plan whose steps have windows of their own, which keeps a window the question states) and the
-    governed filters they name, to the measure and dimension they name at length, the measure in the unit they ask for
-    and the count of rows they ask for beside others (askchain.generation.semantic_measures), with the running totals, moving averages, averages per period or shares
-    of the total they ask for, and without measures, splits or true/false filters nobody asked for, measures counting
-    a flag nobody named, filters a share counts itself or values no row has (askchain.generation.semantic_doubt)."""
+    governed filters they name, to the measure and dimension they name at length, the measure in the unit they ask
+    for and the count of rows they ask for beside others (askchain.generation.semantic_measures), with the running
+    totals, moving averages, averages per period or shares of the total they ask for, and without measures, splits
+    or true/false filters nobody asked for, measures counting a flag nobody named, filters a share counts itself or
+    values no row has (askchain.generation.semantic_doubt)."""
     if not isinstance(query, dict):
         return query  # the layer says what is wrong with it
     spec = context.model.specs.get(query.get("model", ""))

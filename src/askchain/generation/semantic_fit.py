@@ -155,12 +155,12 @@ def in_the_window_named(query: dict, window: dict | None) -> dict:
     return query if filters_a_time and not has_window else {**query, "window": dict(window)}
 
 
-def window_stated(window, question: str) -> bool:
+def window_stated(window: dict | None, question: str) -> bool:
     """Whether the question's words state a window a query picked: its length (the 7 of "the last 7 days", in digits
     or words; one of a unit goes without a number: "the previous week") or, for a window of no length, its name
-    ("yesterday", "this week"). In a plan whose steps have windows
-    of their own, a step's window the question never states is the model's habit (yesterday, copied from an example),
-    and takes the one window the question names. No window states nothing to replace."""
+    ("yesterday", "this week"). In a plan whose steps have windows of their own, a step's window the question never
+    states is the model's habit (yesterday, copied from an example), and takes the one window the question names.
+    No window states nothing to replace."""
     if not isinstance(window, dict) or window.get("name") in (None, "none"):
         return True
     if "n" in window:

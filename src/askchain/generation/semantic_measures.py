@@ -4,7 +4,7 @@ recipient for "fee recipients"), or a measure in another unit than the question 
 withdrawals for "how much ETH"). Each rule is one function over the query (a dict as the model wrote it), the
 question and the query's model; askchain.generation.semantic applies them.
 
-- A measure the question names by a longer phrase than any picked measure, the words naming each pick inside it,
+- A measure the question names by the longest phrase holding the words that name each pick (and longer than them)
   replaces those picks and the unnamed ones in their unit ("the ratio of gas used to gas limit" names block
   fullness; "gas limit" inside it, the average gas limit, and the average gas used is in gas too). A dimension
   named so replaces the picks named inside its phrase ("fee recipients": the block's builder, not the recipient).
@@ -63,10 +63,10 @@ def _named_at_length(picked: list[str], fields: Mapping[str, Field], question: s
 
 
 def measure_named_at_length(query: dict, question: str, spec: ModelSpec) -> dict:
-    """The one measure of the query's model that the question names by a phrase longer than any naming a picked
-    measure, in place of the picks the question names only inside that phrase and of the picks it does not name in
-    their unit (the average gas used beside the average gas limit, for "the ratio of gas used to gas limit"); a pick
-    it names elsewhere keeps the query as written."""
+    """The one measure of the query's model that the question names by the longest phrase holding those naming the
+    picked measures, in place of the picks the question names only inside that phrase and of the picks it does not
+    name in their unit (the average gas used beside the average gas limit, for "the ratio of gas used to gas
+    limit"); a pick it names elsewhere keeps the query as written."""
     picked = _picked(query, spec)
     found = _named_at_length(picked, spec.measures, question)
     if found is None:
@@ -77,11 +77,11 @@ def measure_named_at_length(query: dict, question: str, spec: ModelSpec) -> dict
 
 
 def dimension_named_at_length(query: dict, question: str, spec: ModelSpec) -> dict:
-    """The one dimension of the query's model that the question names by a phrase longer than any naming a picked
-    dimension, in place of the picks it names only inside that phrase: "fee recipients" is the block's builder,
-    not the transaction's recipient; "day of the week" a weekday, not a date. A true/false dimension is chosen
-    never: "a transfer from the zero address" names a mint, a filter, not a split of the senders. An order by a
-    replaced dimension orders by the one chosen."""
+    """The one dimension of the query's model that the question names by the longest phrase holding those naming
+    the picked dimensions, in place of the picks it names only inside that phrase: "fee recipients" is the block's
+    builder, not the transaction's recipient; "day of the week" a weekday, not a date. A true/false dimension is
+    never chosen: "a transfer from the zero address" names a mint, a filter, not a split of the senders. An order by
+    a replaced dimension orders by the one chosen."""
     dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
     picked = [d for d in dimensions if isinstance(d, str) and d in spec.dimensions]
     splits = {name: field for name, field in spec.dimensions.items() if field.unit != "boolean" or name in picked}
