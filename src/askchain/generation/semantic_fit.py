@@ -165,9 +165,10 @@ def window_stated(window: dict | None, question: str) -> bool:
         return True
     if "n" in window:
         try:
-            return float(window["n"]) == 1 or float(window["n"]) in question_numbers(question)
+            length = float(window["n"])
         except (TypeError, ValueError):
             return True  # malformed: the layer says what is wrong with it
+        return length == 1 or length in question_numbers(question)
     name = str(window["name"]).replace("_", " ")
     return re.search(rf"\b{re.escape(name)}\b", question, re.IGNORECASE) is not None
 
