@@ -9,15 +9,16 @@ import pytest
 
 from askchain.domain import get_domain
 from askchain.generation.context import SemanticContext
-from askchain.generation.semantic import fitted_to
+from askchain.generation.semantic import as_picked, fitted_to
 from askchain.generation.semantic_fit import (
-    RULES, a_series_of_what_was_found, asks_for_days, averaged_per_period_when_asked, each_listed_value_when_asked,
+    RULES, a_series_of_what_was_found, asks_for_days, averaged_per_period_when_asked, compared_with_previous_when_asked,
+    each_listed_value_when_asked,
     either_value_of_one_field, every_row_unless_a_count_is_asked, fitted, in_the_window_named, no_value_as_null,
     moving_average_when_asked, one_row_only_when_ranked, percent_when_a_percentage_is_asked, running_total_when_asked,
     series_in_time_order, share_of_total_when_asked, together_when_asked, total_unless_a_series_is_asked,
     whole_table_unless_a_time_is_named, window_stated, with_the_filters_named,
 )
-from askchain.semantic import named_filters, named_window
+from askchain.semantic import compared_window, named_filters, named_window
 
 PER_DAY = {"model": "transactions", "measures": ["total_value_eth"], "dimensions": ["day"],
            "window": {"name": "last_n_days", "n": 7}, "order_by": [{"field": "day", "direction": "asc"}]}
@@ -175,8 +176,9 @@ def test_no_verified_example_is_changed_by_the_window_and_filters_its_words_name
     changed = []
     for row in rows:
         readings = layer.match(row["question"])
-        context = SemanticContext(model, window=named_window(readings), filters=named_filters(readings))
-        query = fitted_to(context, row["query"], row["question"])
+        context = SemanticContext(model, window=named_window(readings), compared=compared_window(readings),
+                                  filters=named_filters(readings))
+        query = fitted_to(context, as_picked(row["query"]), row["question"])
         if query != row["query"] and model.compile(query).sql != model.compile(row["query"]).sql:
             changed.append(row["id"])
     assert changed == []
@@ -455,3 +457,35 @@ def test_a_plan_asked_for_the_found_rows_together_answers_with_their_total():
 def test_a_plan_not_asked_for_a_total_of_the_found_rows_is_kept(question):
     plan = {"steps": [TOP_RECEIVERS, ITS_TOTAL]}
     assert together_when_asked(plan, question) == plan
+
+
+MINTS = {"model": "token_transfers", "measures": ["transfer_count"], "dimensions": [],
+         "window": {"name": "last_n_days", "n": 14}, "filters": [{"field": "is_mint", "op": "=", "value": True}]}
+LAST_7 = {"name": "last_n_days", "n": 7}
+
+
+def _has_previous(window: dict) -> bool:
+    return get_domain("ethereum").semantic_model().has_previous(window)
+
+
+@pytest.mark.parametrize("question, shape", [
+    ("How many mints in the last 7 days compared with the 7 days before?", "rows"),
+    ("Mints in the last 7 days versus the previous 7 days, for each of the two periods", "rows"),
+    ("How many mints in the last 7 days compared with the 7 days before, and what is the percentage change?",
+     "columns"),
+    ("Did mints grow in the last 7 days over the 7 days before?", "columns"),
+])
+def test_a_period_set_against_the_one_before_is_compared_with_it(question, shape):
+    fitted_query = compared_with_previous_when_asked(MINTS, question, LAST_7, _has_previous)
+    assert fitted_query == {**MINTS, "window": LAST_7, "compared_with_previous": shape}
+
+
+@pytest.mark.parametrize("question, window, query", [
+    ("How many mints in the last 7 days?", LAST_7, MINTS),  # one period
+    ("How many mints in the 7 days before today?", LAST_7, MINTS),  # one window, phrased from today
+    ("Mints yesterday and on the same weekday a week before", {"name": "yesterday"}, MINTS),  # one day 8 days ago
+    ("Mints per day, last 7 days compared with the 7 days before", LAST_7, {**MINTS, "dimensions": ["day"]}),
+    ("How many mints today compared with the day before?", {"name": "today"}, MINTS),  # no period before today
+])
+def test_a_query_is_compared_only_with_the_period_of_the_same_length_before_it(question, window, query):
+    assert compared_with_previous_when_asked(query, question, window, _has_previous) == query

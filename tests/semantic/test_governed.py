@@ -29,9 +29,13 @@ CONVENTIONS = {
     "this_week": (None, "DATE({t}) >= DATE_TRUNC(CURRENT_DATE(), WEEK(MONDAY))"),
     "last_n_weeks": (2, "DATE({t}) >= DATE_SUB(DATE_TRUNC(CURRENT_DATE(), WEEK(MONDAY)), INTERVAL 14 DAY) "
                         "AND DATE({t}) < DATE_TRUNC(CURRENT_DATE(), WEEK(MONDAY))"),
+    "previous_n_weeks": (1, "DATE({t}) >= DATE_SUB(DATE_TRUNC(CURRENT_DATE(), WEEK(MONDAY)), INTERVAL 14 DAY) "
+                            "AND DATE({t}) < DATE_SUB(DATE_TRUNC(CURRENT_DATE(), WEEK(MONDAY)), INTERVAL 7 DAY)"),
     "this_month": (None, "DATE({t}) >= DATE_TRUNC(CURRENT_DATE(), MONTH)"),
     "last_n_months": (2, "DATE({t}) >= DATE_SUB(DATE_TRUNC(CURRENT_DATE(), MONTH), INTERVAL 2 MONTH) "
                          "AND DATE({t}) < DATE_TRUNC(CURRENT_DATE(), MONTH)"),
+    "previous_n_months": (1, "DATE({t}) >= DATE_SUB(DATE_TRUNC(CURRENT_DATE(), MONTH), INTERVAL 2 MONTH) "
+                             "AND DATE({t}) < DATE_SUB(DATE_TRUNC(CURRENT_DATE(), MONTH), INTERVAL 1 MONTH)"),
     "last_month": (None, "DATE({t}) >= DATE_TRUNC(DATE_SUB(CURRENT_DATE(), INTERVAL 1 MONTH), MONTH) "
                          "AND DATE({t}) < DATE_TRUNC(CURRENT_DATE(), MONTH)"),
     "before_today": (None, "DATE({t}) < CURRENT_DATE()"),

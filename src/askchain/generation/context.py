@@ -42,6 +42,9 @@ class SemanticContext:
     matching: list[str] = field(default_factory=list)
     #: The one governed window the question's words name (askchain.semantic.layer.named_window), or None.
     window: dict | None = None
+    #: The one window a question setting two periods against each other names (askchain.semantic.layer
+    #: .compared_window): the recent one, which a query compares with the period before it where the words ask so.
+    compared: dict | None = None
     #: The governed filters the question's words name (askchain.semantic.layer.named_filters).
     filters: tuple[dict, ...] = ()
     #: Whether the reply may be a plan of several queries (askchain.semantic.governed.plans): the planner is on and

@@ -21,8 +21,9 @@ from askchain.generation.semantic_doubt import (
     reason_to_doubt, without_counts_of_unnamed_flags, without_filters_a_share_counts, without_grouped_counts,
     without_unnamed_dimensions, without_unnamed_flags, without_unnamed_measures, without_values_no_row_has)
 from askchain.generation.semantic_fit import (
-    averaged_per_period_when_asked, fitted, in_the_window_named, moving_average_when_asked, plan_fitted,
-    running_total_when_asked, share_of_total_when_asked, window_stated, with_the_filters_named)
+    averaged_per_period_when_asked, compared_with_previous_when_asked, fitted, in_the_window_named,
+    moving_average_when_asked, plan_fitted, running_total_when_asked, share_of_total_when_asked, window_stated,
+    with_the_filters_named)
 from askchain.generation.semantic_measures import (
     count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length)
 from askchain.prompts import load_prompt
@@ -185,7 +186,8 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     for a step of a plan whose steps have windows of their own, which keeps a window the question states) and the
     governed filters they name, to the measure and dimension they name at length, the measure in the unit they ask
     for and the count of rows they ask for beside others (askchain.generation.semantic_measures), with the running
-    totals, moving averages, averages per period or shares of the total they ask for, and without measures, splits
+    totals, moving averages, averages per period, shares of the total or comparison with the period before they ask
+    for, and without measures, splits
     or true/false filters nobody asked for, measures counting a flag nobody named, filters a share counts itself or
     values no row has (askchain.generation.semantic_doubt)."""
     if not isinstance(query, dict):
@@ -206,7 +208,8 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     query = without_unnamed_measures(context.model, query, question)
     if spec is None:
         return query
-    return share_of_total_when_asked(count_when_asked(query, question, spec), question, spec)
+    query = share_of_total_when_asked(count_when_asked(query, question, spec), question, spec)
+    return compared_with_previous_when_asked(query, question, context.compared, context.model.has_previous)
 
 
 def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] | None = None,

@@ -31,6 +31,10 @@ question never asks for. Each rule is one function over the query (a dict as the
 - A question asking for a share of something ("what share of all blocks", "the percentage of transactions") whose
   query counts or sums by a dimension other than time gets each row's share of the total, without the means picked
   beside (`share_of_total_when_asked`, applied alike: it reads the measures).
+- A question setting the one period it names against the period of the same length before it ("compared with the 7
+  days before") whose query aggregates over no time dimension gets that period compared with the one before: a row
+  each, or side by side with the percentage change where it asks for the change (`compared_with_previous_when_asked`,
+  applied alike: it reads the model's windows).
 - In a plan, a later step grouped only by the one value an earlier step found (the top address) is one row; where
   the question asks for days ("on each of the last 7 days", "per day") and no step splits by time, it is split by
   day instead (`a_series_of_what_was_found`, applied to the plan by askchain.generation.semantic).
@@ -331,6 +335,39 @@ def share_of_total_when_asked(query: dict, question: str, spec: ModelSpec) -> di
     order = ordered_instead(query.get("order_by") or [], set(measures) - set(kept), kept[0])
     ranked = {"order_by": order} if "order_by" in query else {}
     return {**query, "measures": kept, **ranked, "share_of_total": True}
+
+
+#: Words setting a period against the one of the same length before it: "the 7 days before", "the week before it",
+#: "compared with the previous 30 days", "week over week"; not "the 7 days before today", which is one window.
+ASKS_FOR_PREVIOUS_PERIOD = re.compile(
+    r"\b(?:days?|weeks?|months?|period)\s+(?:before|earlier|prior)\b(?!\s+(?:today|now)\b)"
+    r"|\b(?:week|month)[- ]over[- ](?:week|month)\b"
+    r"|\b(?:compared?\s+(?:with|to)|versus|vs\.?|than)\s+(?:in\s+)?the\s+(?:previous|prior|preceding)\s+"
+    r"(?:\w+\s+)?(?:days?|weeks?|months?|period)\b", re.IGNORECASE)
+#: Words setting a period against another of a different length: "the same weekday a week before" is one day.
+SAME_PERIOD_EARLIER = re.compile(r"\bsame\s+(?:\w+\s+)?(?:day|weekday|hour|time|period)\b", re.IGNORECASE)
+#: Words asking how much a figure changed from one period to the next: its percentage change beside both.
+ASKS_FOR_CHANGE = re.compile(r"\b(?:chang(?:e[sd]?|ing)|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)|grow(?:th|n)?|grew"
+                             r"|rose|fell|drop(?:ped)?|differ(?:ence|ent)?)\b", re.IGNORECASE)
+#: Each a query computes per row or per period in a way a comparison of two periods cannot take as well.
+_NOT_COMPARED = ("running_total", "moving_average", "average_per", "share_of_total")
+
+
+def compared_with_previous_when_asked(query: dict, question: str, window: dict | None,
+                                      earlier: Callable[[dict], bool]) -> dict:
+    """The one window a question setting it against the period before it names (`window`, askchain.semantic.layer
+    .compared_window: "the last 7 days compared with the 7 days before" names the last 7 days), compared with that
+    period (`earlier`: whether the model has one before a window), where the query aggregates over no time
+    dimension: a row per period, or both side by side with the percentage change where the question asks how much
+    the figure changed. A query split by time (a row per week of the last 2 weeks) shows both periods already."""
+    measures = query.get("measures") if isinstance(query.get("measures"), list) else []
+    dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
+    if not (window and measures and ASKS_FOR_PREVIOUS_PERIOD.search(question) and earlier(window)) \
+            or SAME_PERIOD_EARLIER.search(question) \
+            or set(dimensions) & TIME_DIMENSIONS or any(query.get(key) for key in _NOT_COMPARED):
+        return query
+    shape = "columns" if ASKS_FOR_CHANGE.search(question) or query.get("limit") else "rows"
+    return {**query, "window": dict(window), "compared_with_previous": shape}
 
 
 #: What a model writes for "no value" as if it were one.

@@ -38,7 +38,7 @@ from askchain.retrieval.schema import estimate_tokens, link_schema
 from askchain.rules.analysis import Analysis
 from askchain.rules.base import Findings, Rule, repair_all
 from askchain.rules.registry import repairs, rules_for
-from askchain.semantic import Layer, Reading, Shorthand, named_filters, named_window
+from askchain.semantic import Layer, Reading, Shorthand, compared_window, named_filters, named_window
 
 StageOutput = tuple[dict[str, Any], dict[str, Any]]
 
@@ -259,7 +259,7 @@ def semantic_context(question: str, run: Run, readings: Sequence[Reading] = (),
     k = int(run.settings.pipeline.generators[run.settings.pipeline.lead_generator].options.get("examples", 4))
     model = domain.semantic_model()
     return SemanticContext(model, examples_for(question, examples, k, plans), matching_names(model, question, k=6),
-                           window=named_window(list(readings)),
+                           window=named_window(list(readings)), compared=compared_window(list(readings)),
                            filters=named_filters(list(readings)), plans=plans)
 
 

@@ -341,6 +341,19 @@ def named_window(readings: list[Reading]) -> dict[str, Any] | None:
     against each other."""
     if any(reading.entry.compares_periods for reading in readings):
         return None
+    return _one_window(readings)
+
+
+def compared_window(readings: list[Reading]) -> dict[str, Any] | None:
+    """The one governed window a question setting periods against each other names ("the last 7 days compared with
+    the 7 days before": the last 7 days), which a query may compare with the period before it; None where its readings
+    set no periods against each other, or name no window or several."""
+    if not any(reading.entry.compares_periods for reading in readings):
+        return None
+    return _one_window(readings)
+
+
+def _one_window(readings: list[Reading]) -> dict[str, Any] | None:
     windows = {json.dumps(window, sort_keys=True) for reading in readings if (window := reading.window)}
     return json.loads(windows.pop()) if len(windows) == 1 else None
 

@@ -12,7 +12,7 @@ from askchain import ask
 from askchain.config import get_settings
 from askchain.domain import get_domain
 from askchain.llm.fake import ScriptedModel
-from askchain.semantic import named_filters, named_window
+from askchain.semantic import compared_window, named_filters, named_window
 
 LAYER = get_domain("ethereum").semantic_layer()
 
@@ -606,6 +606,18 @@ def test_every_time_conventions_governed_window_counts_the_rows_its_condition_do
 ])
 def test_a_question_naming_one_period_names_its_governed_window(question, window):
     assert named_window(LAYER.match(question)) == window
+
+
+@pytest.mark.parametrize("question, window", [
+    ("How many blocks in the last 7 days compared with the 7 days before?", {"name": "last_n_days", "n": 7}),
+    ("ETH burned in the previous full week against the week before it", {"name": "last_n_weeks", "n": 1}),
+    ("How many blocks were produced in the last 7 days?", None),  # one period, set against none
+    # the one window named, whichever period it is set against (the fit reads which)
+    ("How many blocks yesterday, and how many the same weekday a week before?", {"name": "yesterday"}),
+    ("How many blocks yesterday and in the last 7 days, compared?", None),  # two windows: none is compared
+])
+def test_a_question_setting_periods_against_each_other_names_the_window_it_compares(question, window):
+    assert compared_window(LAYER.match(question)) == window
 
 
 @pytest.mark.parametrize("question, values", [

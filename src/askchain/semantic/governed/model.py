@@ -23,8 +23,10 @@ from boring_semantic_layer.safe_eval import safe_eval
 from ibis.common.exceptions import IbisError
 
 from askchain.errors import ConfigError, SemanticQueryError, first_line
+from askchain.semantic.governed.comparison import compared_with_previous
 from askchain.semantic.governed.plans import compile_plan, is_plan
-from askchain.semantic.governed.query import LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, query_schema, validated
+from askchain.semantic.governed.query import (
+    LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, Window, query_schema, validated)
 from askchain.semantic.governed.reading import (
     MOVING_PERIODS, TIME_DIMENSIONS, Field, ModelSpec, WindowSpec, query_reading)
 from askchain.semantic.governed.sql import readable_sql
@@ -81,6 +83,11 @@ class SemanticModel:
         """A JSON schema admitting exactly the queries that name existing models, measures, dimensions and windows."""
         return json.loads(json.dumps(self._schema))
 
+    def has_previous(self, window: dict) -> bool:
+        """Whether the window (`{name, n}`) has a period of the same length before it to be compared with."""
+        named = self.windows.get(window.get("name", "")) if isinstance(window, dict) else None
+        return named is not None and named.previous is not None
+
     def _windows_of(self, spec: ModelSpec) -> list[WindowSpec]:
         return [w for w in self.windows.values() if spec.time is not None or w.filter is None]
 
@@ -101,7 +108,10 @@ class SemanticModel:
         window = self._window_filter(spec, query)
         filters = [_filter_spec(spec, f, steps) for f in query.filters]
         try:
-            if query.moving_average:
+            if query.compared_with_previous:
+                expression = compared_with_previous(self.models[query.model], query, spec,
+                                                    self._periods(spec, query), filters)
+            elif query.moving_average:
                 expression = _with_moving_averages(self.models[query.model], query, spec, window, filters,
                                                    self.windows.get(query.window.name) if query.window else None)
             elif query.average_per:
@@ -119,6 +129,17 @@ class SemanticModel:
             raise SemanticQueryError(first_line(exc)) from exc
         sql = readable_sql(sql, self.sql_schema)
         return CompiledQuery(sql, query_reading(query, spec, self.windows, self.units), asked)
+
+    def _periods(self, spec: ModelSpec, query: SemanticQuery) -> list[tuple[str, str]]:
+        """The query's window and the one before it as (label, filter), for a comparison of the two."""
+        named = self.windows.get(query.window.name) if query.window else None
+        earlier = named.previous_of(query.window.n) if named else None
+        if earlier is None:
+            raise SemanticQueryError(f"window '{query.window.name if query.window else 'none'}' has no period before "
+                                     "it to compare with")
+        before = query.model_copy(update={"window": Window(name=earlier[0], n=earlier[1])})
+        return [(named.label(query.window.n), self._window_filter(spec, query)[0]),
+                (self.windows[earlier[0]].label(earlier[1]), self._window_filter(spec, before)[0])]
 
     def _window_filter(self, spec: ModelSpec, query: SemanticQuery) -> list[str]:
         """The window as a boring-semantic-layer filter over the model's event time (none for `none`)."""
@@ -337,10 +358,14 @@ def load_semantic_model(path: Path, schema_file: Path) -> SemanticModel:
         models = from_config(_with_percentages(config, specs), tables={**tables, **views})
     except (BSLError, ValueError, KeyError) as exc:
         raise ConfigError(f"{path}: {first_line(exc)}") from exc
+    windows = {name: WindowSpec.of(name, cfg) for name, cfg in (own["windows"] or {}).items()}
+    unknown = [w.name for w in windows.values() if w.previous and w.previous.get("name") not in windows]
+    if unknown:
+        raise ConfigError(f"{path}: window '{unknown[0]}' names a `previous:` window that does not exist")
     return SemanticModel(
         models=models,
         specs=specs,
-        windows={name: WindowSpec.of(name, cfg) for name, cfg in (own["windows"] or {}).items()},
+        windows=windows,
         units=own["units"] or {},
         sql_schema=_sql_schema(schema_file, own["dataset"]),
     )

@@ -91,6 +91,11 @@ class SemanticQuery(BaseModel):
     #: fraction, or a percentage with `percent`), as "what share of all blocks did each of the top 5 fee recipients
     #: produce" asks. Set from the words alike.
     share_of_total: bool = False
+    #: The window set against the period of the same length before it (the window's `previous`), as "compared with
+    #: the 7 days before" asks: a row per period (`rows`, a `period` column naming each), or each measure over both
+    #: side by side with its percentage change (`columns`), as a question asking for the change wants
+    #: (askchain.semantic.governed.comparison). Set from the words alike.
+    compared_with_previous: Literal["rows", "columns"] | None = None
 
 
 def validated(form: type[BaseModel], value, what: str):
@@ -106,7 +111,8 @@ def validated(form: type[BaseModel], value, what: str):
 
 
 #: The keys askchain.generation.semantic_fit sets from the question's words, never the model: outside the grammar.
-SET_FROM_WORDS = ("percent", "running_total", "moving_average", "average_per", "share_of_total")
+SET_FROM_WORDS = ("percent", "running_total", "moving_average", "average_per", "share_of_total",
+                  "compared_with_previous")
 
 
 def _names(values: list[str]) -> dict:

@@ -31,6 +31,8 @@ COUNTS = frozenset({"count", "nunique"})
 #: An expression divided by another aggregate (`_.count(where=...) / _.count()`): a ratio, not a total in a unit.
 _RATIO = re.compile(r"/\s*\(*\s*_\.")
 #: The aggregations a measure's expression may apply (`_.count(where=...)`, `_.value.sum() / 1e18`, `.mean()`...).
+#: A window's parameter in its name (`last_n_days`, `n_days_ago`).
+_PARAMETER = re.compile(r"(?<![a-z])n(?![a-z])")
 _AGGREGATION = re.compile(r"\.(sum|count|nunique|mean|max|min|median|quantile|mode|first|last|approx_\w+)\(")
 
 
@@ -160,12 +162,26 @@ class WindowSpec:
     #: The window's first day as an ibis date (`{n}`: its parameter), where it has one: where a moving average
     #: reads back from.
     start: str | None = None
+    #: The period of the same length just before the window, as another window (`{name, n}`; an `n` of "{n}" is
+    #: this window's own), where it has one: what "compared with the 7 days before" sets it against.
+    previous: Mapping[str, Any] | None = None
 
     @classmethod
     def of(cls, name: str, config: dict) -> WindowSpec:
         return cls(name=name, description=config.get("description", ""), reading=config.get("reading", name),
                    filter=config.get("filter"), parameter=config.get("parameter"), hours=config.get("hours"),
-                   start=config.get("start"))
+                   start=config.get("start"), previous=config.get("previous"))
+
+    def label(self, n: int | None) -> str:
+        """The window as a period's name in a result: its name with its parameter (`last_7_days`, `8_days_ago`)."""
+        return _PARAMETER.sub(str(n), self.name) if n is not None else self.name
+
+    def previous_of(self, n: int | None) -> tuple[str, int | None] | None:
+        """The window before this one with parameter `n`, as (name, its parameter), where it has one."""
+        if not self.previous:
+            return None
+        earlier = self.previous.get("n")
+        return self.previous["name"], (int(str(earlier).format(n=n)) if earlier is not None else None)
 
     def periods(self, grain_hours: int, n: int | None) -> int | None:
         """How many whole periods of `grain_hours` hours the window spans (the last 3 days: 72 hours, 3 days); None
@@ -199,6 +215,11 @@ def query_reading(query: SemanticQuery, spec: ModelSpec, windows: dict[str, Wind
         parts[0] += f", averaged per {query.average_per}"
     window = windows.get(query.window.name) if query.window else None
     parts.append("window: " + (window.reading.format(n=query.window.n) if window else "the whole dataset"))
+    if query.compared_with_previous and window and (earlier := window.previous_of(query.window.n)):
+        name, n = earlier
+        parts[-1] += f", against {windows[name].reading.format(n=n)}"
+        parts[-1] += (", a row each" if query.compared_with_previous == "rows"
+                      else ", side by side with the percentage change")
     if query.dimensions and measured:
         parts.append("grouped by " + ", ".join(dimensions))
     if query.filters:

@@ -69,6 +69,8 @@ def _lift_final_order(tree: exp.Expression) -> exp.Expression:
         return tree
     lifted = inner.copy()
     lifted.set("expressions", [by_name[p.unalias().name].copy() for p in tree.selects])
+    if tree.args.get("with_"):  # the tables both read (a comparison's two periods read one)
+        lifted.set("with_", tree.args["with_"].copy())
     if tree.args.get("where"):
         condition = tree.args["where"].this.transform(
             lambda node: by_name[node.name].unalias().copy() if isinstance(node, exp.Column) else node)
