@@ -464,8 +464,7 @@ MINTS = {"model": "token_transfers", "measures": ["transfer_count"], "dimensions
 LAST_7 = {"name": "last_n_days", "n": 7}
 
 
-def _has_previous(window: dict) -> bool:
-    return get_domain("ethereum").semantic_model().has_previous(window)
+WINDOWS = get_domain("ethereum").semantic_model().windows
 
 
 @pytest.mark.parametrize("question, shape", [
@@ -476,8 +475,15 @@ def _has_previous(window: dict) -> bool:
     ("Did mints grow in the last 7 days over the 7 days before?", "columns"),
 ])
 def test_a_period_set_against_the_one_before_is_compared_with_it(question, shape):
-    fitted_query = compared_with_previous_when_asked(MINTS, question, LAST_7, _has_previous)
+    fitted_query = compared_with_previous_when_asked(MINTS, question, LAST_7, WINDOWS)
     assert fitted_query == {**MINTS, "window": LAST_7, "compared_with_previous": shape}
+
+
+def test_a_split_by_day_asked_only_by_the_comparison_goes():
+    daily = {**MINTS, "dimensions": ["day"], "order_by": [{"field": "day", "direction": "asc"}]}
+    question = "How many mints in the last 7 days compared with the 7 days before, in each of the two periods?"
+    assert compared_with_previous_when_asked(daily, question, LAST_7, WINDOWS) == \
+        {**MINTS, "order_by": [], "window": LAST_7, "compared_with_previous": "rows"}
 
 
 @pytest.mark.parametrize("question, window, query", [
@@ -485,7 +491,9 @@ def test_a_period_set_against_the_one_before_is_compared_with_it(question, shape
     ("How many mints in the 7 days before today?", LAST_7, MINTS),  # one window, phrased from today
     ("Mints yesterday and on the same weekday a week before", {"name": "yesterday"}, MINTS),  # one day 8 days ago
     ("Mints per day, last 7 days compared with the 7 days before", LAST_7, {**MINTS, "dimensions": ["day"]}),
+    ("Mints in the last 2 weeks compared with the week before", {"name": "last_n_weeks", "n": 2},
+     {**MINTS, "dimensions": ["week"]}),  # a row per week of the window shows both already
     ("How many mints today compared with the day before?", {"name": "today"}, MINTS),  # no period before today
 ])
 def test_a_query_is_compared_only_with_the_period_of_the_same_length_before_it(question, window, query):
-    assert compared_with_previous_when_asked(query, question, window, _has_previous) == query
+    assert compared_with_previous_when_asked(query, question, window, WINDOWS) == query

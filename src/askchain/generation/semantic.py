@@ -21,9 +21,9 @@ from askchain.generation.semantic_doubt import (
     reason_to_doubt, without_counts_of_unnamed_flags, without_filters_a_share_counts, without_grouped_counts,
     without_unnamed_dimensions, without_unnamed_flags, without_unnamed_measures, without_values_no_row_has)
 from askchain.generation.semantic_fit import (
-    averaged_per_period_when_asked, compared_with_previous_when_asked, fitted, in_the_window_named,
-    moving_average_when_asked, plan_fitted, running_total_when_asked, share_of_total_when_asked, window_stated,
-    with_the_filters_named)
+    averaged_per_period_when_asked, compared_with_previous_when_asked, compares_with_previous, fitted,
+    in_the_window_named, moving_average_when_asked, plan_fitted, running_total_when_asked, share_of_total_when_asked,
+    window_stated, with_the_filters_named)
 from askchain.generation.semantic_measures import (
     count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length)
 from askchain.prompts import load_prompt
@@ -209,7 +209,7 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     if spec is None:
         return query
     query = share_of_total_when_asked(count_when_asked(query, question, spec), question, spec)
-    return compared_with_previous_when_asked(query, question, context.compared, context.model.has_previous)
+    return compared_with_previous_when_asked(query, question, context.compared, context.model.windows)
 
 
 def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] | None = None,
@@ -262,8 +262,17 @@ def _messages(ctx: GenerationContext, context: SemanticContext):
         catalog=catalog_text(context.model), windows=windows_text(context.model),
         examples=f"Examples:\n{examples}" if examples else "",
         matching=f"Names the question's words match:\n{matches}\n" if matches else "", question=ctx.question,
-        plans=_plan_rule() if context.plans else "",
+        plans=_plan_rule() if context.plans else "", compared=_compared_rule(context, ctx.question),
     )
+
+
+def _compared_rule(context: SemanticContext, question: str) -> str:
+    """How to answer a question setting a period against the one before it, shown only for one: a model that reads
+    "compared with" as a comparison of rows the catalog cannot express would hand it to free SQL."""
+    if not compares_with_previous(question, context.compared, context.model.windows):
+        return ""
+    window = json.dumps(context.compared, sort_keys=True, separators=(", ", ": "))
+    return load_prompt("askchain.generation", "semantic_compared").render(window=window)[0]["content"] + "\n"
 
 
 def _plan_rule() -> str:

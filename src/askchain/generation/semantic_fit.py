@@ -46,14 +46,14 @@ question never asks for. Each rule is one function over the query (a dict as the
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from askchain.pipeline.limits import SOME_ROWS, question_numbers
 from askchain.semantic.governed.naming import columns_read, field_phrases, names_phrase, phrase_words
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
 
 if TYPE_CHECKING:
-    from askchain.semantic.governed.reading import ModelSpec
+    from askchain.semantic.governed.reading import ModelSpec, WindowSpec
 
 #: Words that ask for a result split by time, or for a time itself.
 ASKS_FOR_TIME = re.compile(
@@ -353,21 +353,42 @@ ASKS_FOR_CHANGE = re.compile(r"\b(?:chang(?:e[sd]?|ing)|increas(?:e[sd]?|ing)|de
 _NOT_COMPARED = ("running_total", "moving_average", "average_per", "share_of_total")
 
 
+def compares_with_previous(question: str, window: dict | None, windows: Mapping[str, WindowSpec]) -> bool:
+    """Whether the question sets the one window it names (`window`) against the period of the same length before it,
+    which the model's `windows` declare."""
+    named = windows.get(window.get("name", "")) if isinstance(window, dict) else None
+    return bool(named and named.previous and ASKS_FOR_PREVIOUS_PERIOD.search(question)
+                and not SAME_PERIOD_EARLIER.search(question))
+
+
+#: The words of a comparison of two periods, which ask for no series over time of their own ("compared with", "the
+#: week before it", "in each of the two periods").
+_COMPARISON_WORDS = re.compile(
+    ASKS_FOR_PREVIOUS_PERIOD.pattern + r"|\bcompar\w*(?:\s+(?:with|to|against))?|\b(?:versus|vs\.?|against)\b"
+    r"|\b(?:each|both)\s+of\s+the\s+(?:two|2)\s+\w+|\bboth\s+(?:periods|weeks|months|days)\b", re.IGNORECASE)
+
+
 def compared_with_previous_when_asked(query: dict, question: str, window: dict | None,
-                                      earlier: Callable[[dict], bool]) -> dict:
+                                      windows: Mapping[str, WindowSpec]) -> dict:
     """The one window a question setting it against the period before it names (`window`, askchain.semantic.layer
     .compared_window: "the last 7 days compared with the 7 days before" names the last 7 days), compared with that
-    period (`earlier`: whether the model has one before a window), where the query aggregates over no time
-    dimension: a row per period, or both side by side with the percentage change where the question asks how much
-    the figure changed. A query split by time (a row per week of the last 2 weeks) shows both periods already."""
+    period: a row per period, or both side by side with the percentage change where the question asks how much the
+    figure changed. A split by time the question asks for only in its comparison's words (a day of the last 7 days
+    "compared", "in each of the two periods") goes; a split by the window's own calendar period (a row per week of
+    the last 2 weeks) shows both periods already, and one the question asks for otherwise is a series: the query
+    stays as it is."""
     measures = query.get("measures") if isinstance(query.get("measures"), list) else []
     dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
-    if not (window and measures and ASKS_FOR_PREVIOUS_PERIOD.search(question) and earlier(window)) \
-            or SAME_PERIOD_EARLIER.search(question) \
-            or set(dimensions) & TIME_DIMENSIONS or any(query.get(key) for key in _NOT_COMPARED):
+    if not (measures and compares_with_previous(question, window, windows)) \
+            or any(query.get(key) for key in _NOT_COMPARED):
         return query
+    split = set(dimensions) & TIME_DIMENSIONS
+    if split and (windows[window["name"]].grain in split or ASKS_FOR_TIME.search(_COMPARISON_WORDS.sub(" ", question))):
+        return query
+    order = [o for o in query.get("order_by") or [] if not (isinstance(o, dict) and o.get("field") in split)]
     shape = "columns" if ASKS_FOR_CHANGE.search(question) or query.get("limit") else "rows"
-    return {**query, "window": dict(window), "compared_with_previous": shape}
+    unsplit = {"dimensions": [d for d in dimensions if d not in split], "order_by": order} if split else {}
+    return {**query, **unsplit, "window": dict(window), "compared_with_previous": shape}
 
 
 #: What a model writes for "no value" as if it were one.

@@ -83,11 +83,6 @@ class SemanticModel:
         """A JSON schema admitting exactly the queries that name existing models, measures, dimensions and windows."""
         return json.loads(json.dumps(self._schema))
 
-    def has_previous(self, window: dict) -> bool:
-        """Whether the window (`{name, n}`) has a period of the same length before it to be compared with."""
-        named = self.windows.get(window.get("name", "")) if isinstance(window, dict) else None
-        return named is not None and named.previous is not None
-
     def _windows_of(self, spec: ModelSpec) -> list[WindowSpec]:
         return [w for w in self.windows.values() if spec.time is not None or w.filter is None]
 

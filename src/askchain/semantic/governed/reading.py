@@ -165,12 +165,16 @@ class WindowSpec:
     #: The period of the same length just before the window, as another window (`{name, n}`; an `n` of "{n}" is
     #: this window's own), where it has one: what "compared with the 7 days before" sets it against.
     previous: Mapping[str, Any] | None = None
+    #: The calendar period the window is made of (`day`, `week`, `month`), where it is one: a query split by it shows
+    #: both periods of a comparison already.
+    grain: str | None = None
 
     @classmethod
     def of(cls, name: str, config: dict) -> WindowSpec:
         return cls(name=name, description=config.get("description", ""), reading=config.get("reading", name),
                    filter=config.get("filter"), parameter=config.get("parameter"), hours=config.get("hours"),
-                   start=config.get("start"), previous=config.get("previous"))
+                   start=config.get("start"), previous=config.get("previous"),
+                   grain=config.get("grain"))
 
     def label(self, n: int | None) -> str:
         """The window as a period's name in a result: its name with its parameter (`last_7_days`, `8_days_ago`)."""
