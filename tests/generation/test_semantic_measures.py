@@ -135,6 +135,13 @@ def test_the_count_of_rows_asked_for_joins_the_measures_picked_beside_it():
     assert count_when_asked(picked, BLOB_CARRIERS, TRANSACTIONS)["measures"] == ["transaction_count", "avg_blobs"]
 
 
+
+def test_the_count_of_rows_joins_a_distinct_count_which_counts_values():
+    picked = query("traces", "distinct_callees", filters=[{"field": "call_type", "op": "=", "value": "delegatecall"}])
+    question = "How many delegatecalls were made yesterday, and to how many distinct contracts?"
+    assert count_when_asked(picked, question, MODEL.specs["traces"])["measures"] == ["trace_count", "distinct_callees"]
+
+
 @pytest.mark.parametrize("question, measures", [
     (BLOB_CARRIERS, ["failed_count", "avg_blobs"]),  # a count picked already
     ("How many token transfers did a transaction contain on average yesterday?", ["avg_value_eth"]),  # per one row

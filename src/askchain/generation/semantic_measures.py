@@ -171,16 +171,22 @@ _NOT_A_ROW_COUNT = re.compile(r"\b(?:distinct|unique|different)\b|\b(?:did|does|
 
 def count_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
     """The model's count of its rows beside the measures picked, where the question asks how many of its rows there
-    are ("for each, how many blob transactions did its blocks carry and how many blobs on average") and no measure
-    picked counts anything: a small model answers the other asks and drops the count."""
+    are ("for each, how many blob transactions did its blocks carry and how many blobs on average"; "how many
+    delegatecalls were made, and to how many distinct contracts") and no measure picked counts rows (a distinct count
+    counts values): a small model answers the other asks and drops the count."""
     picked = _picked(query, spec)
     count = next((name for name, field in spec.measures.items() if field.expr.replace(" ", "") == "_.count()"), None)
-    if not picked or count is None or any(spec.measures[m].counts for m in picked):
+    if not picked or count is None or any(_counts_each_row(spec.measures[m]) for m in picked):
         return query
     rows = {stem(row) for row in spec.rows}
     if not any(_counts_rows(match[1].split(), match[2], rows) for match in HOW_MANY_OF.finditer(question)):
         return query
     return {**query, "measures": [count, *query["measures"]]}
+
+
+def _counts_each_row(field) -> bool:
+    """Whether a measure counts rows (all, or those of a kind): not a distinct count, which counts values."""
+    return field.counts and "nunique" not in field.aggregations
 
 
 def _counts_rows(words: list[str], rest: str, rows: set[str]) -> bool:
