@@ -187,8 +187,7 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     governed filters they name, to the measure and dimension they name at length, the measure in the unit they ask
     for and the count of rows they ask for beside others (askchain.generation.semantic_measures), with the running
     totals, moving averages, averages per period, shares of the total or comparison with the period before they ask
-    for, and without measures, splits
-    or true/false filters nobody asked for, measures counting a flag nobody named, filters a share counts itself or
+    for, and without measures, splits or true/false filters nobody asked for, measures counting a flag nobody named, filters a share counts itself or
     values no row has (askchain.generation.semantic_doubt)."""
     if not isinstance(query, dict):
         return query  # the layer says what is wrong with it

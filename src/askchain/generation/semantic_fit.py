@@ -383,7 +383,8 @@ def compared_with_previous_when_asked(query: dict, question: str, window: dict |
             or any(query.get(key) for key in _NOT_COMPARED):
         return query
     split = set(dimensions) & TIME_DIMENSIONS
-    if split and (windows[window["name"]].grain in split or ASKS_FOR_TIME.search(_COMPARISON_WORDS.sub(" ", question))):
+    asked_apart = ASKS_FOR_TIME.search(_COMPARISON_WORDS.sub(" ", question))
+    if split and (windows[window["name"]].grain in split or asked_apart):
         return query
     order = [o for o in query.get("order_by") or [] if not (isinstance(o, dict) and o.get("field") in split)]
     shape = "columns" if ASKS_FOR_CHANGE.search(question) or query.get("limit") else "rows"

@@ -184,7 +184,7 @@ def count_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
     return {**query, "measures": [count, *query["measures"]]}
 
 
-def _counts_each_row(field) -> bool:
+def _counts_each_row(field: Field) -> bool:
     """Whether a measure counts rows (all, or those of a kind): not a distinct count, which counts values."""
     return field.counts and "nunique" not in field.aggregations
 

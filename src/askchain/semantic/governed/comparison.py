@@ -13,6 +13,7 @@ import ibis
 from boring_semantic_layer.safe_eval import safe_eval
 
 from askchain.errors import SemanticQueryError
+from askchain.semantic.governed.ordering import ordered_and_limited, sort_keys
 from askchain.semantic.governed.query import SemanticQuery
 from askchain.semantic.governed.reading import TIME_DIMENSIONS, ModelSpec
 
@@ -62,7 +63,7 @@ def _a_row_per_period(model, query: SemanticQuery, periods: list[tuple[str, str]
                                                                            earlier_label)})
     table = periodic.query(dimensions=[*query.dimensions, PERIOD], measures=query.measures,
                            filters=[f"({recent}) | ({earlier})", *filters]).to_untagged()
-    order = [ibis.desc(table[o.field]) if o.direction == "desc" else table[o.field] for o in query.order_by]
+    order = sort_keys(table, [(o.field, o.direction) for o in query.order_by])
     return table.order_by([*order, ibis.desc(table[PERIOD] == recent_label)])
 
 
@@ -86,4 +87,4 @@ def _side_by_side(model, query: SemanticQuery, periods: list[tuple[str, str]], f
     table = joined.select(*query.dimensions, **columns)
     order = [(compared_name(o.field, recent_label) if o.field in query.measures else o.field, o.direction)
              for o in query.order_by]
-    return table.order_by([ibis.desc(table[f]) if d == "desc" else table[f] for f, d in order]) if order else table
+    return ordered_and_limited(table, order, None)

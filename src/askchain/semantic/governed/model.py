@@ -24,6 +24,7 @@ from ibis.common.exceptions import IbisError
 
 from askchain.errors import ConfigError, SemanticQueryError, first_line
 from askchain.semantic.governed.comparison import compared_with_previous
+from askchain.semantic.governed.ordering import ordered_and_limited, sort_keys
 from askchain.semantic.governed.plans import compile_plan, is_plan
 from askchain.semantic.governed.query import (
     LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, Window, query_schema, validated)
@@ -105,7 +106,7 @@ class SemanticModel:
         try:
             if query.compared_with_previous:
                 expression = compared_with_previous(self.models[query.model], query, spec,
-                                                    self._periods(spec, query), filters)
+                                                    self._periods(spec, query, window), filters)
             elif query.moving_average:
                 expression = _with_moving_averages(self.models[query.model], query, spec, window, filters,
                                                    self.windows.get(query.window.name) if query.window else None)
@@ -125,15 +126,15 @@ class SemanticModel:
         sql = readable_sql(sql, self.sql_schema)
         return CompiledQuery(sql, query_reading(query, spec, self.windows, self.units), asked)
 
-    def _periods(self, spec: ModelSpec, query: SemanticQuery) -> list[tuple[str, str]]:
-        """The query's window and the one before it as (label, filter), for a comparison of the two."""
+    def _periods(self, spec: ModelSpec, query: SemanticQuery, window: list[str]) -> list[tuple[str, str]]:
+        """The query's window (its filter `window`) and the one before it as (label, filter), for a comparison."""
         named = self.windows.get(query.window.name) if query.window else None
         earlier = named.previous_of(query.window.n) if named else None
         if earlier is None:
             raise SemanticQueryError(f"window '{query.window.name if query.window else 'none'}' has no period before "
                                      "it to compare with")
         before = query.model_copy(update={"window": Window(name=earlier[0], n=earlier[1])})
-        return [(named.label(query.window.n), self._window_filter(spec, query)[0]),
+        return [(named.label(query.window.n), window[0]),
                 (self.windows[earlier[0]].label(earlier[1]), self._window_filter(spec, before)[0])]
 
     def _window_filter(self, spec: ModelSpec, query: SemanticQuery) -> list[str]:
@@ -175,7 +176,7 @@ def _with_running_totals(table, query: SemanticQuery, spec: ModelSpec):
         raise SemanticQueryError("a running total needs a measure and a time dimension to run over (day, week...)")
     window = ibis.cumulative_window(group_by=[table[d] for d in query.dimensions if d != over], order_by=table[over])
     totals = {f"{m}_running_total": table[m].sum().over(window) for m in query.measures}
-    order = [ibis.desc(table[o.field]) if o.direction == "desc" else table[o.field] for o in query.order_by]
+    order = sort_keys(table, [(o.field, o.direction) for o in query.order_by])
     return table.mutate(**totals).order_by(order or [table[over]])
 
 
@@ -204,7 +205,7 @@ def _with_moving_averages(model, query: SemanticQuery, spec: ModelSpec, window: 
     table = table.mutate(**{moving_average_name(m): table[m].mean().over(frame) for m in query.measures})
     if first is not None:
         table = table.filter(table[over] >= first)
-    return _ordered_and_limited(table, [(o.field, o.direction) for o in query.order_by] or [(over, "asc")],
+    return ordered_and_limited(table, [(o.field, o.direction) for o in query.order_by] or [(over, "asc")],
                                 query.limit)
 
 
@@ -262,14 +263,7 @@ def _averaged_per_period(model, query: SemanticQuery, spec: ModelSpec, filters: 
         dimensions=[*query.dimensions, PERIOD], measures=query.measures, filters=filters).to_untagged()
     averages = {named[m]: per[m].mean() for m in query.measures}  # ibis writes the two levels
     table = per.group_by(query.dimensions).aggregate(**averages) if query.dimensions else per.aggregate(**averages)
-    return _ordered_and_limited(table, order, query.limit)
-
-
-def _ordered_and_limited(table, order: list[tuple[str, str]], limit: int | None):
-    """`table` in the order of its (column, direction) pairs, its first `limit` rows: after a step of the layer's
-    own over BSL's result, which then carries neither."""
-    table = table.order_by([ibis.desc(table[f]) if d == "desc" else table[f] for f, d in order]) if order else table
-    return table.limit(limit) if limit else table
+    return ordered_and_limited(table, order, query.limit)
 
 
 def share_name(measure: str, percent: bool) -> str:
@@ -293,7 +287,7 @@ def _as_shares_of_total(model, query: SemanticQuery, spec: ModelSpec, filters: l
     shares = {named[m]: (table[m] * 100 if query.percent else table[m]) / table[m].sum().over(ibis.window())
               for m in query.measures}
     order = [(named.get(o.field, o.field), o.direction) for o in query.order_by]
-    return _ordered_and_limited(table.select(*query.dimensions, **shares), order, query.limit)
+    return ordered_and_limited(table.select(*query.dimensions, **shares), order, query.limit)
 
 
 def _in_percent(query: SemanticQuery, spec: ModelSpec) -> SemanticQuery:

@@ -30,9 +30,9 @@ ADDITIVE = frozenset({"count", "sum"})
 COUNTS = frozenset({"count", "nunique"})
 #: An expression divided by another aggregate (`_.count(where=...) / _.count()`): a ratio, not a total in a unit.
 _RATIO = re.compile(r"/\s*\(*\s*_\.")
-#: The aggregations a measure's expression may apply (`_.count(where=...)`, `_.value.sum() / 1e18`, `.mean()`...).
 #: A window's parameter in its name (`last_n_days`, `n_days_ago`).
 _PARAMETER = re.compile(r"(?<![a-z])n(?![a-z])")
+#: The aggregations a measure's expression may apply (`_.count(where=...)`, `_.value.sum() / 1e18`, `.mean()`...).
 _AGGREGATION = re.compile(r"\.(sum|count|nunique|mean|max|min|median|quantile|mode|first|last|approx_\w+)\(")
 
 
