@@ -208,7 +208,7 @@ def test_malformed_unicode_escapes_are_refused(sql):
 
 @pytest.mark.parametrize("dialect,sql,kind", [
     ("postgres", "SAVEPOINT a", "not SAVEPOINT statements"),
-    ("postgres", "RELEASE SAVEPOINT a", "cannot parse"),
+    ("postgres", "RELEASE SAVEPOINT a", "not RELEASE statements|cannot parse"),
     ("postgres", "CHECKPOINT", "not CHECKPOINT statements"),
     ("postgres", "LISTEN jobs", "not LISTEN statements"),
     ("postgres", "/* first */ VACUUM", "not VACUUM statements"),
@@ -221,6 +221,7 @@ def test_malformed_unicode_escapes_are_refused(sql):
     ("duckdb", "TRUNCATE t", "not TRUNCATE statements"),
 ])
 def test_refusals_name_the_statement_as_written(dialect, sql, kind):
+    """Where a sqlglot 30.x release cannot parse a statement, the refusal says so; a later one names it."""
     with pytest.raises(QueryRefused, match=kind.replace("(", r"\(").replace(".", r"\.")):
         check_read_only(sql, dialect)
 
