@@ -4,6 +4,7 @@ reply becomes a candidate, and when a question goes on to free SQL."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -226,3 +227,20 @@ def test_a_plan_that_never_compiles_gives_way_to_one_query(model, cfg):
     last = scripted.requests[-1]
     assert json.loads(last.json_schema) == reply_schema(model) and '"steps"' not in last.messages[-1][1]
     assert semantic(ctx, ScriptedModel(['{"needs_sql": true}']), cfg, 1, None) == []  # no plan failed: no retry
+
+
+def test_a_question_asking_the_share_of_a_part_is_told_how_to_write_it_and_the_part_becomes_the_share(model, cfg):
+    """The rule is shown only where a share of a part is asked; the count filtered to the part the model writes
+    compiles to the part's share of the whole."""
+    zero_value = {"model": "transactions", "measures": ["transaction_count"], "dimensions": [],
+                  "window": {"name": "last_n_days", "n": 7}, "filters": [{"field": "value_eth", "op": "=", "value": 0}]}
+    scripted = ScriptedModel({"semantic": json.dumps(zero_value)})
+    ctx = GenerationContext("What fraction of transactions in the last 7 days moved no ETH?", "bigquery", "GoogleSQL",
+                            "", semantic=SemanticContext(model))
+    (candidate,) = semantic(ctx, scripted, cfg, 1, None)
+    assert "the semantic layer divides the part by the whole" in scripted.requests[0].messages[-1][1]
+    assert "transaction_count_share" in candidate.sql
+    assert candidate.reading.startswith("share of number of transactions where value eth = 0")
+    each_type = replace(ctx, question="What percentage of transactions in the last 7 days used each type?")
+    semantic(each_type, scripted, cfg, 1, None)  # each row's share of a split: no part
+    assert "divides the part" not in scripted.requests[-1].messages[-1][1]

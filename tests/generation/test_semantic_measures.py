@@ -7,7 +7,8 @@ import pytest
 
 from askchain.domain import get_domain
 from askchain.generation.semantic_measures import (
-    count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length, unit_asked)
+    count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length,
+    asks_for_share_of_a_part, share_of_part_when_asked, unit_asked)
 
 MODEL = get_domain("ethereum").semantic_model()
 BLOCKS, WITHDRAWALS, TRANSACTIONS = (MODEL.specs[name] for name in ("blocks", "withdrawals", "transactions"))
@@ -153,3 +154,51 @@ def test_no_count_joins_where_one_is_picked_or_the_question_asks_another(questio
     picked = query("transactions", *measures)
     assert count_when_asked(picked, question, TRANSACTIONS) == picked
 
+
+
+NFT, MINT = {"field": "is_nft", "op": "=", "value": True}, {"field": "is_mint", "op": "=", "value": True}
+TRANSFERS = {"model": "token_transfers", "measures": ["transfer_count"], "dimensions": [],
+             "window": {"name": "last_n_days", "n": 30}, "filters": [NFT, MINT]}
+MINT_SHARE = "What fraction of NFT transfers in the last 30 days were mints?"
+
+
+def test_the_part_a_share_is_asked_of_is_the_filter_named_last():
+    fitted = share_of_part_when_asked(TRANSFERS, MINT_SHARE, MODEL.specs["token_transfers"])
+    assert fitted == {**TRANSFERS, "filters": [NFT], "share_where": [MINT]}
+    turned = "What fraction of mints in the last 30 days were NFT transfers?"
+    assert share_of_part_when_asked(TRANSFERS, turned, MODEL.specs["token_transfers"])["share_where"] == [NFT]
+
+
+def test_a_value_named_in_the_question_names_its_filter():
+    fees = {"model": "transactions", "measures": ["total_fees_eth"], "dimensions": ["day"],
+            "filters": [{"field": "status", "op": "=", "value": 1}, {"field": "transaction_type", "op": "=", "value": 2}]}
+    question = "For each day, what share of the fees of successful transactions came from type 2 transactions?"
+    fitted = share_of_part_when_asked(fees, question, TRANSACTIONS)
+    assert fitted["share_where"] == [{"field": "transaction_type", "op": "=", "value": 2}]
+
+
+@pytest.mark.parametrize("change,question", [
+    ({}, "How many NFT transfers in the last 30 days were mints?"),  # no share asked
+    ({"measures": ["distinct_senders"]}, MINT_SHARE),  # a distinct count is no sum of parts
+    ({"measures": ["transfer_count", "avg_amount"]}, MINT_SHARE),
+    ({"dimensions": ["token_address"]}, MINT_SHARE),  # a split other than time: a share of the total
+    ({"filters": []}, MINT_SHARE),
+    ({"filters": [{"field": "token_address", "op": "in", "value": {"step": 1}}]}, MINT_SHARE),
+    ({"share_of_total": True}, MINT_SHARE),
+])
+def test_no_part_share_where_the_query_or_question_asks_another(change, question):
+    query = {**TRANSFERS, **change}
+    assert share_of_part_when_asked(query, question, MODEL.specs["token_transfers"]) == query
+
+
+@pytest.mark.parametrize("question,asked", [
+    (MINT_SHARE, True),
+    ("For each of the last 7 days, what fraction of transactions moved no ETH?", True),
+    ("What share of all blocks did each of the top 5 fee recipients produce?", False),
+    ("What percentage of transactions in the last 7 days used each transaction type?", False),
+    ("What fraction of all ETH held is held by the 10 largest holders?", False),
+    ("On average, what fraction of its gas limit did a transaction use yesterday?", False),
+    ("How many NFT transfers were mints yesterday?", False),
+])
+def test_a_share_of_a_part_is_asked_by_time_or_in_all(question, asked):
+    assert asks_for_share_of_a_part(question) is asked

@@ -25,7 +25,9 @@ from askchain.generation.semantic_fit import (
     in_the_window_named, moving_average_when_asked, plan_fitted, running_total_when_asked, share_of_total_when_asked,
     window_stated, with_the_filters_named)
 from askchain.generation.semantic_measures import (
-    count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length)
+    asks_for_share_of_a_part,
+    count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length,
+    share_of_part_when_asked)
 from askchain.prompts import load_prompt
 from askchain.semantic.governed.plans import MAX_STEPS, compile_plan, is_plan
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
@@ -186,9 +188,9 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     for a step of a plan whose steps have windows of their own, which keeps a window the question states) and the
     governed filters they name, to the measure and dimension they name at length, the measure in the unit they ask
     for and the count of rows they ask for beside others (askchain.generation.semantic_measures), with the running
-    totals, moving averages, averages per period, shares of the total or comparison with the period before they ask
-    for, and without measures, splits or true/false filters nobody asked for, measures counting a flag nobody named, filters a share counts itself or
-    values no row has (askchain.generation.semantic_doubt)."""
+    totals, moving averages, averages per period, shares of the total or of a part or comparison with the period
+    before they ask for, and without measures, splits or true/false filters nobody asked for, measures counting a
+    flag nobody named, filters a share counts itself or values no row has (askchain.generation.semantic_doubt)."""
     if not isinstance(query, dict):
         return query  # the layer says what is wrong with it
     spec = context.model.specs.get(query.get("model", ""))
@@ -208,6 +210,7 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     if spec is None:
         return query
     query = share_of_total_when_asked(count_when_asked(query, question, spec), question, spec)
+    query = share_of_part_when_asked(query, question, spec)
     return compared_with_previous_when_asked(query, question, context.compared, context.model.windows)
 
 
@@ -262,6 +265,7 @@ def _messages(ctx: GenerationContext, context: SemanticContext):
         examples=f"Examples:\n{examples}" if examples else "",
         matching=f"Names the question's words match:\n{matches}\n" if matches else "", question=ctx.question,
         plans=_plan_rule() if context.plans else "", compared=_compared_rule(context, ctx.question),
+        share=_share_rule(ctx.question),
     )
 
 
@@ -274,6 +278,15 @@ def _compared_rule(context: SemanticContext, question: str) -> str:
     return load_prompt("askchain.generation", "semantic_compared").render(window=window)[0]["content"] + "\n"
 
 
+def _share_rule(question: str) -> str:
+    """How to ask for the share a part holds, shown only where the question asks what share of something a part of
+    it holds: a small model reaches for a ready-made share measure of another part (the failed share for "what
+    fraction of transactions moved no ETH")."""
+    if not asks_for_share_of_a_part(question):
+        return ""
+    return load_prompt("askchain.generation", "semantic_share").render()[0]["content"] + "\n"
+
+
 def _plan_rule() -> str:
     """How to write a plan, shown only where the question may need one (a single query is the usual reply)."""
     return load_prompt("askchain.generation", "semantic_plan").render()[0]["content"] + "\n"
@@ -281,12 +294,16 @@ def _plan_rule() -> str:
 
 def as_picked(query: dict) -> dict:
     """An example's query (or each step of its plan) as the model picks it: without the keys fitting sets from the
-    question's words, which the grammar does not admit."""
+    question's words, which the grammar does not admit; the part whose share is asked is a filter like the others
+    (askchain.generation.semantic_measures.share_of_part_when_asked finds it among them)."""
     from askchain.semantic.governed.query import SET_FROM_WORDS
 
     if is_plan(query):
         return {"steps": [as_picked(step) for step in query["steps"]]}
-    return {key: value for key, value in query.items() if key not in SET_FROM_WORDS}
+    picked = {key: value for key, value in query.items() if key not in SET_FROM_WORDS}
+    if query.get("share_where"):
+        picked["filters"] = [*query.get("filters", []), *query["share_where"]]
+    return picked
 
 
 def _revision(prompt, reply: str, error: str):

@@ -350,7 +350,7 @@ SAME_PERIOD_EARLIER = re.compile(r"\bsame\s+(?:\w+\s+)?(?:day|weekday|hour|time|
 ASKS_FOR_CHANGE = re.compile(r"\b(?:chang(?:e[sd]?|ing)|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)|grow(?:th|n)?|grew"
                              r"|rose|fell|drop(?:ped)?|differ(?:ence|ent)?)\b", re.IGNORECASE)
 #: Each a query computes per row or per period in a way a comparison of two periods cannot take as well.
-_NOT_COMPARED = ("running_total", "moving_average", "average_per", "share_of_total")
+_NOT_COMPARED = ("running_total", "moving_average", "average_per", "share_of_total", "share_where")
 
 
 def compares_with_previous(question: str, window: dict | None, windows: Mapping[str, WindowSpec]) -> bool:

@@ -10,6 +10,9 @@ question and the query's model; askchain.generation.semantic applies them.
   named so replaces the picks named inside its phrase ("fee recipients": the block's builder, not the recipient).
 - Where the question asks how many of the model's rows there are and no measure picked counts anything, the model's
   count of its rows joins the picks (`count_when_asked`).
+- Where the question asks what share of something a part of it holds ("what share of ERC-721 transfers were mints")
+  and the query counts or sums it, filtered to the part, without a split but by time, the filter the question
+  names last is the part whose share is asked (`share_of_part_when_asked`).
 - Where the question asks for an amount in a unit ("how much ETH", "in gwei", "as a fraction") that no measure or
   dimension picked is in, the model's measure in that unit whose words the question names most replaces the picks
   (a mean only where it asks for an average, an extreme only where it asks for one); a count picked stays beside it
@@ -22,8 +25,9 @@ import re
 from typing import TYPE_CHECKING, Mapping
 
 from askchain.generation.semantic_doubt import naming_words, words
-from askchain.generation.semantic_fit import ordered_instead
+from askchain.generation.semantic_fit import ASKS_FOR_SHARE, ordered_instead
 from askchain.semantic.governed.naming import field_phrases, phrase_spans, phrase_words, stem
+from askchain.semantic.governed.reading import TIME_DIMENSIONS
 
 if TYPE_CHECKING:
     from askchain.semantic.governed.reading import Field, ModelSpec
@@ -195,3 +199,53 @@ def _counts_rows(words: list[str], rest: str, rows: set[str]) -> bool:
     at = next((i for i, word in enumerate(words) if stem(word) in rows), None)
     return at is not None and not _NOT_A_ROW_COUNT.search(" ".join([*words[:at], *words[at + 1:], rest]))
 
+
+
+#: What a query computes per row or per period that a share of a part cannot take as well.
+_NOT_A_PART_SHARE = ("share_of_total", "running_total", "moving_average", "average_per", "compared_with_previous",
+                     "share_where")
+
+
+#: Words splitting a share among the rows of something other than time ("each of the top 5", "each transaction
+#: type"), taking it of a top N ("the 10 largest holders") or averaging a ratio ("on average, what fraction of its
+#: gas limit"): no part of the rows, then.
+_NOT_A_PART = re.compile(r"\b(?:each|every)\s+(?!(?:of\s+the\s+)?(?:\w+\s+){0,2}(?:hours?|days?|weeks?|months?)\b)"
+                         r"|\btop\s+\d+|\b\d+\s+(?:largest|biggest|most|highest)\b|\baverage\b|\bmean\b",
+                         re.IGNORECASE)
+
+
+def asks_for_share_of_a_part(question: str) -> bool:
+    """Whether the question asks what share of something a part of it holds, by time or in all: not each row's
+    share of a split, nor a top N's."""
+    return bool(ASKS_FOR_SHARE.search(question)) and not _NOT_A_PART.search(question)
+
+
+def share_of_part_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
+    """The share of its measures a part of the rows holds, where the question asks for a share of something ("what
+    share of ERC-721 transfers were mints", "what fraction of the fees came from type 2 transactions") and the query
+    counts or sums (no mean, share or distinct count) over filters on dimensions, split by time or not at all: a small
+    model filters to the part and counts it. The part is the filter the question names last (after the words naming
+    the whole: "of ERC-721 transfers"); a filter it does not name is never the part where another is named."""
+    picked = _picked(query, spec)
+    dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
+    if not asks_for_share_of_a_part(question) or not picked or len(picked) != len(query["measures"]) \
+            or any(not spec.measures[m].adds_up for m in picked) or set(dimensions) - TIME_DIMENSIONS \
+            or any(query.get(key) for key in _NOT_A_PART_SHARE):
+        return query
+    filters = query.get("filters") if isinstance(query.get("filters"), list) else []
+    on_values = [f for f in filters if isinstance(f, dict) and f.get("field") in spec.dimensions
+                 and not isinstance(f.get("value"), dict)]  # an earlier step's values ({"step": 1}) are no part
+    if not on_values:
+        return query
+    asked = phrase_words(question)
+    named = [(min((span.start for span in phrase_spans(_filter_phrases(f, spec), asked)), default=-1), i)
+             for i, f in enumerate(on_values)]
+    part = on_values[max(named)[1]]
+    return {**query, "filters": [f for f in filters if f is not part], "share_where": [part]}
+
+
+def _filter_phrases(condition: dict, spec: ModelSpec) -> tuple[str, ...]:
+    """The phrases naming a filter: its field's, and its value where that is a word or a number ("type 2")."""
+    value = condition.get("value")
+    own = (str(value),) if isinstance(value, (str, int)) and not isinstance(value, bool) else ()
+    return (*field_phrases(spec.dimensions[condition["field"]]), *own)

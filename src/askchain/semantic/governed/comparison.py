@@ -44,9 +44,9 @@ def compared_with_previous(model, query: SemanticQuery, spec: ModelSpec, periods
 def _reject_what_a_comparison_cannot_take(query: SemanticQuery, spec: ModelSpec) -> None:
     if spec.time is None or not query.measures:
         raise SemanticQueryError("a comparison of two periods needs a measure and a model with a time column")
-    if query.running_total or query.moving_average or query.average_per or query.share_of_total:
+    if query.running_total or query.moving_average or query.average_per or query.share_of_total or query.share_where:
         raise SemanticQueryError("a comparison of two periods cannot be asked with a running total, a moving average, "
-                                 "an average per period or a share of the total")
+                                 "an average per period or a share of the total or of a part")
     split = set(query.dimensions) & TIME_DIMENSIONS
     if split:
         raise SemanticQueryError(f"a split by {sorted(split)[0]} shows each period already: widen the window to "

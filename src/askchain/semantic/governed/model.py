@@ -25,6 +25,7 @@ from ibis.common.exceptions import IbisError
 from askchain.errors import ConfigError, SemanticQueryError, first_line
 from askchain.semantic.governed.comparison import compared_with_previous
 from askchain.semantic.governed.ordering import ordered_and_limited, sort_keys
+from askchain.semantic.governed.part import shares_of_part
 from askchain.semantic.governed.plans import compile_plan, is_plan
 from askchain.semantic.governed.query import (
     LIST_OPERATORS, NULL_OPERATORS, SemanticQuery, Window, query_schema, validated)
@@ -107,6 +108,9 @@ class SemanticModel:
             if query.compared_with_previous:
                 expression = compared_with_previous(self.models[query.model], query, spec,
                                                     self._periods(spec, query, window), filters)
+            elif query.share_where:
+                expression = shares_of_part(self.models[query.model], query, spec, window + filters,
+                                            [_filter_spec(spec, f, ()) for f in query.share_where])
             elif query.moving_average:
                 expression = _with_moving_averages(self.models[query.model], query, spec, window, filters,
                                                    self.windows.get(query.window.name) if query.window else None)

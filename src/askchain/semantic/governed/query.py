@@ -96,6 +96,11 @@ class SemanticQuery(BaseModel):
     #: side by side with its percentage change (`columns`), as a question asking for the change wants
     #: (askchain.semantic.governed.comparison). Set from the words alike.
     compared_with_previous: Literal["rows", "columns"] | None = None
+    #: The part of the rows whose share of each measure is asked, as "what share of ERC-721 transfers were mints"
+    #: asks: filters on dimensions, beside the query's own (which keep the whole); each measure becomes the share of it
+    #: the part holds (`<measure>_share`, a fraction, or `<measure>_percent` with `percent`)
+    #: (askchain.semantic.governed.part). Set from the words alike.
+    share_where: list[Filter] = []
 
 
 def validated(form: type[BaseModel], value, what: str):
@@ -112,7 +117,7 @@ def validated(form: type[BaseModel], value, what: str):
 
 #: The keys askchain.generation.semantic_fit sets from the question's words, never the model: outside the grammar.
 SET_FROM_WORDS = ("percent", "running_total", "moving_average", "average_per", "share_of_total",
-                  "compared_with_previous")
+                  "compared_with_previous", "share_where")
 
 
 def _names(values: list[str]) -> dict:

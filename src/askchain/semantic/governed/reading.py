@@ -205,12 +205,13 @@ def query_reading(query: SemanticQuery, spec: ModelSpec, windows: dict[str, Wind
     """One line: the measures with their units, the window, the grouping, the filters, the order and the limit."""
     model_words = spec.name.replace("_", " ")
     measured = []
-    share = ("percentage" if query.percent else "fraction") if query.share_of_total else None
+    share = ("percentage" if query.percent else "fraction") if query.share_of_total or query.share_where else None
+    part = " and ".join(_condition(f) for f in query.share_where)
     for name in query.measures:
         field = spec.measures[name]
         label = field.label if model_words.split()[-1] in field.label else f"{field.label} in {model_words}"
         if share:
-            label = f"share of the total {label}"
+            label = f"share of {label} where {part}" if part else f"share of the total {label}"
         unit = share or field.unit
         measured.append(f"{label}, {units.get(unit, unit)}" if unit else label)
     dimensions = [spec.dimensions[name].label for name in query.dimensions]
