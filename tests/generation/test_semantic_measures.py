@@ -8,7 +8,7 @@ import pytest
 from askchain.domain import get_domain
 from askchain.generation.semantic_measures import (
     count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length,
-    asks_for_share_of_a_part, share_of_part_when_asked, unit_asked)
+    asks_for_share_of_a_part, count_threshold_when_asked, per_one_when_asked, share_of_part_when_asked, unit_asked)
 
 MODEL = get_domain("ethereum").semantic_model()
 BLOCKS, WITHDRAWALS, TRANSACTIONS = (MODEL.specs[name] for name in ("blocks", "withdrawals", "transactions"))
@@ -171,7 +171,8 @@ def test_the_part_a_share_is_asked_of_is_the_filter_named_last():
 
 def test_a_value_named_in_the_question_names_its_filter():
     fees = {"model": "transactions", "measures": ["total_fees_eth"], "dimensions": ["day"],
-            "filters": [{"field": "status", "op": "=", "value": 1}, {"field": "transaction_type", "op": "=", "value": 2}]}
+            "filters": [{"field": "status", "op": "=", "value": 1},
+                        {"field": "transaction_type", "op": "=", "value": 2}]}
     question = "For each day, what share of the fees of successful transactions came from type 2 transactions?"
     fitted = share_of_part_when_asked(fees, question, TRANSACTIONS)
     assert fitted["share_where"] == [{"field": "transaction_type", "op": "=", "value": 2}]
@@ -202,3 +203,49 @@ def test_no_part_share_where_the_query_or_question_asks_another(change, question
 ])
 def test_a_share_of_a_part_is_asked_by_time_or_in_all(question, asked):
     assert asks_for_share_of_a_part(question) is asked
+
+
+BUSIEST_AVERAGE = {"model": "blocks", "measures": ["avg_gas_used"], "dimensions": ["miner"],
+                   "window": {"name": "last_n_days", "n": 30},
+                   "order_by": [{"field": "avg_gas_used", "direction": "desc"}], "limit": 1}
+
+
+@pytest.mark.parametrize("bound,op,value", [("at least 20 blocks", ">=", 20), ("more than 1,000 blocks", ">", 1000),
+                                            ("fewer than 5 blocks", "<", 5)])
+def test_a_bound_on_the_rows_of_a_group_is_their_count_filtered(bound, op, value):
+    question = f"Which fee recipient that produced {bound} in the last 30 days had the highest average gas used?"
+    fitted = count_threshold_when_asked(BUSIEST_AVERAGE, question, BLOCKS)
+    assert fitted == {**BUSIEST_AVERAGE, "measures": ["avg_gas_used", "block_count"],
+                      "filters": [{"field": "block_count", "op": op, "value": value}]}
+    assert MODEL.compile(fitted).sql  # the layer takes the count it filters on
+
+
+@pytest.mark.parametrize("change,question", [
+    ({}, "Which fee recipient had the highest average gas used over blocks with at least 20 ETH burned?"),  # not rows
+    ({"dimensions": []}, "What was the average gas used of at least 20 blocks?"),  # no groups to keep
+    ({"filters": [{"field": "block_count", "op": ">", "value": 19}]}, "Which miner with at least 20 blocks?"),
+])
+def test_no_count_bound_where_no_group_is_bounded_by_its_rows_or_one_is_written(change, question):
+    query = {**BUSIEST_AVERAGE, **change}
+    assert count_threshold_when_asked(query, question, BLOCKS) == query
+
+
+TRANSFERS_PER_HASH = {"model": "token_transfers", "measures": ["avg_amount"], "dimensions": ["transaction_hash"],
+                      "window": {"name": "last_n_days", "n": 7},
+                      "order_by": [{"field": "avg_amount", "direction": "desc"}]}
+PER_ONE = "Over the past 7 days, how many token transfers did a transaction that moved tokens contain on average?"
+
+
+def test_rows_of_one_thing_on_average_are_the_measure_per_that_thing_over_all_of_them():
+    fitted = per_one_when_asked(TRANSFERS_PER_HASH, PER_ONE, MODEL.specs["token_transfers"])
+    assert fitted == {**TRANSFERS_PER_HASH, "measures": ["transfers_per_transaction"], "dimensions": [],
+                      "order_by": []}  # one row: nothing to order
+
+
+@pytest.mark.parametrize("question", [
+    "How many token transfers did a transaction contain at most yesterday?",  # no average
+    "How many token transfers did each block hold on average yesterday?",  # no measure per block
+    "How many transfers were there per transaction?",
+])
+def test_no_measure_per_one_where_none_is_asked_or_the_model_has_none(question):
+    assert per_one_when_asked(TRANSFERS_PER_HASH, question, MODEL.specs["token_transfers"]) == TRANSFERS_PER_HASH

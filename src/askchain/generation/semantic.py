@@ -25,7 +25,7 @@ from askchain.generation.semantic_fit import (
     in_the_window_named, moving_average_when_asked, plan_fitted, running_total_when_asked, share_of_total_when_asked,
     window_stated, with_the_filters_named)
 from askchain.generation.semantic_measures import (
-    asks_for_share_of_a_part,
+    asks_for_share_of_a_part, count_threshold_when_asked, per_one_when_asked,
     count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length,
     share_of_part_when_asked)
 from askchain.prompts import load_prompt
@@ -187,10 +187,11 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     """`query` fitted to its question's words (askchain.generation.semantic_fit), to the one period (`window`: false
     for a step of a plan whose steps have windows of their own, which keeps a window the question states) and the
     governed filters they name, to the measure and dimension they name at length, the measure in the unit they ask
-    for and the count of rows they ask for beside others (askchain.generation.semantic_measures), with the running
-    totals, moving averages, averages per period, shares of the total or of a part or comparison with the period
-    before they ask for, and without measures, splits or true/false filters nobody asked for, measures counting a
-    flag nobody named, filters a share counts itself or values no row has (askchain.generation.semantic_doubt)."""
+    for or of rows per one of something, the count of rows they ask for beside others or put a bound on
+    (askchain.generation.semantic_measures), with the running totals, moving averages, averages per period, shares
+    of the total or of a part or comparison with the period before they ask for, and without measures, splits or
+    true/false filters nobody asked for, measures counting a flag nobody named, filters a share counts itself or
+    values no row has (askchain.generation.semantic_doubt)."""
     if not isinstance(query, dict):
         return query  # the layer says what is wrong with it
     spec = context.model.specs.get(query.get("model", ""))
@@ -201,7 +202,7 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     query = in_the_window_named(query, context.window if named and spec is not None and spec.time else None)
     if spec is not None:
         query = dimension_named_at_length(measure_named_at_length(query, question, spec), question, spec)
-        query = measure_in_the_unit_asked(query, question, spec)
+        query = per_one_when_asked(measure_in_the_unit_asked(query, question, spec), question, spec)
         query = running_total_when_asked(with_the_filters_named(query, context.filters, spec), question, spec)
         query = moving_average_when_asked(query, question, spec)
         query = averaged_per_period_when_asked(query, question, spec)
@@ -209,7 +210,8 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     query = without_unnamed_measures(context.model, query, question)
     if spec is None:
         return query
-    query = share_of_total_when_asked(count_when_asked(query, question, spec), question, spec)
+    query = count_threshold_when_asked(count_when_asked(query, question, spec), question, spec)
+    query = share_of_total_when_asked(query, question, spec)
     query = share_of_part_when_asked(query, question, spec)
     return compared_with_previous_when_asked(query, question, context.compared, context.model.windows)
 

@@ -10,6 +10,12 @@ question and the query's model; askchain.generation.semantic applies them.
   named so replaces the picks named inside its phrase ("fee recipients": the block's builder, not the recipient).
 - Where the question asks how many of the model's rows there are and no measure picked counts anything, the model's
   count of its rows joins the picks (`count_when_asked`).
+- Where the question asks how many of the model's rows one of something else held on average ("how many token
+  transfers did a transaction contain on average"), the model's measure of those rows per that one replaces the
+  picks, and a split by that one goes (`per_one_when_asked`).
+- Where the question keeps only the groups with at least (more, fewer than) N of the model's rows ("which fee
+  recipient that produced at least 20 blocks"), the model's count of its rows joins the picks with that filter
+  after aggregation (`count_threshold_when_asked`).
 - Where the question asks what share of something a part of it holds ("what share of ERC-721 transfers were mints")
   and the query counts or sums it, filtered to the part, without a split but by time, the filter the question
   names last is the part whose share is asked (`share_of_part_when_asked`).
@@ -179,7 +185,7 @@ def count_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
     delegatecalls were made, and to how many distinct contracts") and no measure picked counts rows (a distinct count
     counts values): a small model answers the other asks and drops the count."""
     picked = _picked(query, spec)
-    count = next((name for name, field in spec.measures.items() if field.expr.replace(" ", "") == "_.count()"), None)
+    count = _row_count(spec)
     if not picked or count is None or any(_counts_each_row(spec.measures[m]) for m in picked):
         return query
     rows = {stem(row) for row in spec.rows}
@@ -249,3 +255,66 @@ def _filter_phrases(condition: dict, spec: ModelSpec) -> tuple[str, ...]:
     value = condition.get("value")
     own = (str(value),) if isinstance(value, (str, int)) and not isinstance(value, bool) else ()
     return (*field_phrases(spec.dimensions[condition["field"]]), *own)
+
+
+#: A bound on how many rows a group has: "at least 20 blocks", "more than 1,000 transfers", "fewer than 5 calls".
+COUNT_BOUND = re.compile(r"\b(at\s+least|more\s+than|over|fewer\s+than|less\s+than|under|at\s+most|no\s+more\s+than)"
+                         r"\s+(\d[\d,]*)\s+([\w-]+)", re.IGNORECASE)
+#: Each bound's words as a filter's operator.
+_BOUND_OPERATORS = {"at least": ">=", "more than": ">", "over": ">", "fewer than": "<", "less than": "<", "under": "<",
+                    "at most": "<=", "no more than": "<="}
+
+
+def count_threshold_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
+    """The model's count of its rows, filtered after aggregation to the bound the question puts on it, where the query
+    groups by a dimension other than time and the question keeps only the groups with at least (more, fewer than) N
+    of the model's rows ("which fee recipient that produced at least 20 blocks"; "each token with at least 1,000
+    transfers"): a small model ranks every group and drops the bound. None where a filter on that count is written."""
+    dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
+    count = _row_count(spec)
+    measures = query.get("measures") if isinstance(query.get("measures"), list) else []
+    filters = query.get("filters") if isinstance(query.get("filters"), list) else []
+    rows = {stem(row) for row in spec.rows}
+    bound = next((m for m in COUNT_BOUND.finditer(question) if stem(m[3]) in rows), None)
+    if bound is None or count is None or not set(dimensions) - TIME_DIMENSIONS \
+            or any(isinstance(f, dict) and f.get("field") == count for f in filters):
+        return query
+    limit = {"field": count, "op": _BOUND_OPERATORS[" ".join(bound[1].lower().split())],
+             "value": int(bound[2].replace(",", ""))}
+    return {**query, "measures": [*measures, count] if count not in measures else measures,
+            "filters": [*filters, limit]}
+
+
+def _row_count(spec: ModelSpec) -> str | None:
+    """The model's measure counting its rows (`_.count()`), if it has one."""
+    return next((name for name, field in spec.measures.items() if field.expr.replace(" ", "") == "_.count()"), None)
+
+
+#: "How many <rows> did a <one> ... on average": the rows of one thing, averaged over those things.
+HOW_MANY_PER_ONE = re.compile(r"\bhow\s+many\s+(?:[\w-]+\s+){0,2}?([\w-]+)\s+(?:did|does|do)\s+(?:a|an|each|one)\s+"
+                              r"([\w-]+)\b[^?]*\b(?:on\s+average|average|typically)\b", re.IGNORECASE)
+
+
+def per_one_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
+    """The model's measure of its rows per one of something ("transfers per transaction") in place of the picks,
+    where the question asks how many of those rows one of them held on average ("how many token transfers did a
+    transaction that moved tokens contain on average"): a small model averages another measure per that thing. A
+    split by the one it names goes: the average is over all of them."""
+    asked = HOW_MANY_PER_ONE.search(question)
+    if asked is None or not _picked(query, spec):
+        return query
+    rows, one = stem(asked[1]), stem(asked[2])
+    named = [name for name, field in spec.measures.items()
+             if any(phrase_words(p) == (rows, "per", one) for p in (field.label, *field.synonyms))]
+    if len(named) != 1 or named[0] in query["measures"]:
+        return query
+    dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
+    split = {d for d in dimensions
+             if d in spec.dimensions and (one,) in map(phrase_words, field_phrases(spec.dimensions[d]))}
+    fitted = _replaced(query, set(query["measures"]), named[0])
+    if not split:
+        return fitted
+    kept = [d for d in dimensions if d not in split]
+    order = [o for o in fitted.get("order_by") or []
+             if kept and (not isinstance(o, dict) or o.get("field") not in split)]
+    return {**fitted, "dimensions": kept, **({"order_by": order} if "order_by" in fitted else {})}
