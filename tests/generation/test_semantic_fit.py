@@ -497,3 +497,18 @@ def test_a_split_by_day_asked_only_by_the_comparison_goes():
 ])
 def test_a_query_is_compared_only_with_the_period_of_the_same_length_before_it(question, window, query):
     assert compared_with_previous_when_asked(query, question, window, WINDOWS) == query
+
+
+USDC_RECEIVERS = {"model": "token_transfers", "measures": ["total_amount"], "dimensions": ["to_address"],
+                  "window": {"name": "last_n_days", "n": 30}}
+USDC = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
+
+
+def test_a_well_known_token_the_question_names_is_a_filter_unless_written_by_another_field():
+    layer = get_domain("ethereum").semantic_layer()
+    (named,) = named_filters(layer.match("Which address received the most USDC in the last 30 days?"))
+    assert named == {"field": "token_symbol", "op": "=", "value": "USDC"}
+    spec = get_domain("ethereum").semantic_model().specs["token_transfers"]
+    assert with_the_filters_named(USDC_RECEIVERS, (named,), spec)["filters"] == [named]
+    by_address = {**USDC_RECEIVERS, "filters": [{"field": "token_address", "op": "=", "value": USDC.upper()}]}
+    assert with_the_filters_named(by_address, (named,), spec) == by_address

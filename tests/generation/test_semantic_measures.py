@@ -242,6 +242,13 @@ def test_rows_of_one_thing_on_average_are_the_measure_per_that_thing_over_all_of
                       "order_by": []}  # one row: nothing to order
 
 
+def test_a_measure_per_one_is_named_by_the_last_words_of_its_phrase_the_average_asked_first():
+    logs = {"model": "logs", "measures": ["log_count"], "dimensions": ["transaction_hash"],
+            "window": {"name": "yesterday"}}
+    question = "On average, how many log entries did a transaction emit yesterday?"
+    assert per_one_when_asked(logs, question, MODEL.specs["logs"])["measures"] == ["logs_per_transaction"]
+
+
 @pytest.mark.parametrize("question", [
     "How many token transfers did a transaction contain at most yesterday?",  # no average
     "How many token transfers did each block hold on average yesterday?",  # no measure per block

@@ -179,16 +179,31 @@ def window_stated(window: dict | None, question: str) -> bool:
 
 def with_the_filters_named(query: dict, filters: Sequence[dict], spec: ModelSpec) -> dict:
     """The governed filters the question's words name (askchain.semantic.layer.named_filters: "successful" is status
-    1), added where the query's model has the filtered dimension and the query does not read it already: a filter,
-    a grouping or a measure on it ("failed share" counts the failed ones itself; a filter would make it 1)."""
+    1, "USDC" the token's symbol), added where the query's model has the filtered dimension and the query does not
+    read it already: a filter, a grouping or a measure on it ("failed share" counts the failed ones itself; a filter
+    would make it 1), or a filter naming the same well-known entity by another field (USDC by its address)."""
     written = _filters(query)
     grouped = set(query.get("dimensions") or ()) if isinstance(query.get("dimensions"), list) else set()
     measures = [spec.measures[m] for m in query.get("measures") or () if isinstance(m, str) and m in spec.measures]
     taken = [dict(f) for f in filters if f["field"] in spec.dimensions and f["field"] not in grouped
              and all(not isinstance(w, dict) or w.get("field") != f["field"] for w in written)
+             and not _names_the_same_entity(spec, written, f)
              and not set(columns_read(spec.dimensions[f["field"]].expr)) & {
                  column for m in measures for column in columns_read(m.expr)}]
     return {**query, "filters": [*written, *taken]} if taken else query
+
+
+def _names_the_same_entity(spec: ModelSpec, written: list, governed: dict) -> bool:
+    """Whether a written filter names the well-known entity the governed one does by another field (USDT by its
+    address where the governed filter names it by its symbol)."""
+    def entity(condition) -> str | None:
+        field = spec.dimensions.get(condition.get("field")) if isinstance(condition, dict) else None
+        value = str(condition.get("value")).lower() if field else ""
+        return next((known["name"] for known in field.known_values if known["value"].lower() == value), None) \
+            if field else None
+
+    name = entity(governed)
+    return name is not None and any(entity(w) == name for w in written)
 
 
 #: Words asking for a running total.

@@ -290,22 +290,24 @@ def _row_count(spec: ModelSpec) -> str | None:
     return next((name for name, field in spec.measures.items() if field.expr.replace(" ", "") == "_.count()"), None)
 
 
-#: "How many <rows> did a <one> ... on average": the rows of one thing, averaged over those things.
+#: "How many <rows> did a <one> ...": the rows of one thing; asked "on average" (before or after), averaged over them.
 HOW_MANY_PER_ONE = re.compile(r"\bhow\s+many\s+(?:[\w-]+\s+){0,2}?([\w-]+)\s+(?:did|does|do)\s+(?:a|an|each|one)\s+"
-                              r"([\w-]+)\b[^?]*\b(?:on\s+average|average|typically)\b", re.IGNORECASE)
+                              r"([\w-]+)\b", re.IGNORECASE)
+ASKS_ON_AVERAGE = re.compile(r"\b(?:on\s+average|average|typically)\b", re.IGNORECASE)
 
 
 def per_one_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
     """The model's measure of its rows per one of something ("transfers per transaction") in place of the picks,
     where the question asks how many of those rows one of them held on average ("how many token transfers did a
-    transaction that moved tokens contain on average"): a small model averages another measure per that thing. A
+    transaction that moved tokens contain on average"; "on average, how many log entries did a transaction emit"):
+    a small model averages another measure per that thing. A
     split by the one it names goes: the average is over all of them."""
     asked = HOW_MANY_PER_ONE.search(question)
-    if asked is None or not _picked(query, spec):
+    if asked is None or not ASKS_ON_AVERAGE.search(question) or not _picked(query, spec):
         return query
     rows, one = stem(asked[1]), stem(asked[2])
     named = [name for name, field in spec.measures.items()
-             if any(phrase_words(p) == (rows, "per", one) for p in (field.label, *field.synonyms))]
+             if any(phrase_words(p)[-3:] == (rows, "per", one) for p in (field.label, *field.synonyms))]
     if len(named) != 1 or named[0] in query["measures"]:
         return query
     dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []

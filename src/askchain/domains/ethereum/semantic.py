@@ -14,27 +14,37 @@ from askchain.semantic.layer import Check
 HERE = Path(__file__).parent
 
 
+def _on(field: str, value: str) -> dict:
+    """The governed filter a question naming a well-known token or collection (by symbol, as the verified examples
+    write it) or a builder (by address) sets on a semantic query."""
+    return {"field": field, "op": "=", "value": value}
+
+
 def entities(known: dict, amount_checks: tuple[Check, ...] = ()) -> list[Entry]:
-    """Entries for the well-known addresses; a token's carry the token-amount checks (decimals from `tokens`)."""
+    """Entries for the well-known addresses; a token's carry the token-amount checks (decimals from `tokens`); a
+    token's, a collection's and a builder's the filter on its address a semantic query naming it takes (a small
+    model ranks every token's transfers for "the address that received the most USDC")."""
     made = []
     for token in known["erc20"]:
         made.append(Entry(
             name=f"token_{token['symbol']}", kind="entity", terms=(token["symbol"], token["name"]),
             definition=(f"{token['symbol']} ({token['name']}): ERC-20 token_address = '{token['address']}'; "
                         "its amounts use tokens.decimals (JOIN tokens tk ON tk.address = tt.token_address)"),
-            checks=amount_checks,
+            checks=amount_checks, filter=_on("token_symbol", token["symbol"]),
         ))
     for nft in known["erc721"]:
         if nft["symbol"]:
             made.append(Entry(
                 name=f"nft_{nft['symbol']}", kind="entity", terms=(nft["symbol"], nft["name"]),
                 definition=f"{nft['name']} ({nft['symbol']}): ERC-721 collection, token_address = '{nft['address']}'",
+                filter=_on("token_symbol", nft["symbol"]),
             ))
     for builder in known["fee_recipients"]:
         short = builder["name"].split(" (")[0]
         made.append(Entry(
             name=f"builder_{short}", kind="entity", terms=(short,),
             definition=f"{builder['name']}: block builder, blocks.miner = '{builder['address']}'",
+            filter=_on("miner", builder["address"]),
         ))
     for router in known["routers"]:
         made.append(Entry(
