@@ -512,3 +512,12 @@ def test_a_well_known_token_the_question_names_is_a_filter_unless_written_by_ano
     assert with_the_filters_named(USDC_RECEIVERS, (named,), spec)["filters"] == [named]
     by_address = {**USDC_RECEIVERS, "filters": [{"field": "token_address", "op": "=", "value": USDC.upper()}]}
     assert with_the_filters_named(by_address, (named,), spec) == by_address
+
+
+def test_a_grouping_by_the_named_entitys_field_labels_it_and_takes_its_filter():
+    spec = get_domain("ethereum").semantic_model().specs["token_transfers"]
+    named = {"field": "token_symbol", "op": "=", "value": "PPG"}
+    grouped = {**USDC_RECEIVERS, "dimensions": ["token_symbol"]}
+    assert with_the_filters_named(grouped, (named,), spec)["filters"] == [named]
+    by_status = {**ETH_MOVED, "dimensions": ["status"]}  # a status split sets the statuses against each other
+    assert with_the_filters_named(by_status, (SUCCESSFUL,), TRANSACTIONS) == by_status

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from askchain.pipeline.limits import SOME_ROWS, question_numbers
 from askchain.semantic.governed.naming import columns_read, field_phrases, names_phrase, phrase_words
+from askchain.semantic.governed.query import RESHAPING
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
 
 if TYPE_CHECKING:
@@ -181,11 +182,13 @@ def with_the_filters_named(query: dict, filters: Sequence[dict], spec: ModelSpec
     """The governed filters the question's words name (askchain.semantic.layer.named_filters: "successful" is status
     1, "USDC" the token's symbol), added where the query's model has the filtered dimension and the query does not
     read it already: a filter, a grouping or a measure on it ("failed share" counts the failed ones itself; a filter
-    would make it 1), or a filter naming the same well-known entity by another field (USDC by its address)."""
+    would make it 1), or a filter naming the same well-known entity by another field (USDC by its address). A
+    grouping by a well-known entity's field labels the one the question names and takes its filter."""
     written = _filters(query)
     grouped = set(query.get("dimensions") or ()) if isinstance(query.get("dimensions"), list) else set()
     measures = [spec.measures[m] for m in query.get("measures") or () if isinstance(m, str) and m in spec.measures]
-    taken = [dict(f) for f in filters if f["field"] in spec.dimensions and f["field"] not in grouped
+    taken = [dict(f) for f in filters if f["field"] in spec.dimensions
+             and (f["field"] not in grouped or _entity(spec, f) is not None)
              and all(not isinstance(w, dict) or w.get("field") != f["field"] for w in written)
              and not _names_the_same_entity(spec, written, f)
              and not set(columns_read(spec.dimensions[f["field"]].expr)) & {
@@ -196,14 +199,17 @@ def with_the_filters_named(query: dict, filters: Sequence[dict], spec: ModelSpec
 def _names_the_same_entity(spec: ModelSpec, written: list, governed: dict) -> bool:
     """Whether a written filter names the well-known entity the governed one does by another field (USDT by its
     address where the governed filter names it by its symbol)."""
-    def entity(condition) -> str | None:
-        field = spec.dimensions.get(condition.get("field")) if isinstance(condition, dict) else None
-        value = str(condition.get("value")).lower() if field else ""
-        return next((known["name"] for known in field.known_values if known["value"].lower() == value), None) \
-            if field else None
+    name = _entity(spec, governed)
+    return name is not None and any(_entity(spec, w) == name for w in written)
 
-    name = entity(governed)
-    return name is not None and any(entity(w) == name for w in written)
+
+def _entity(spec: ModelSpec, condition) -> str | None:
+    """The name of the well-known entity a filter keeps (USDC for its symbol or its address), if it keeps one."""
+    field = spec.dimensions.get(condition.get("field")) if isinstance(condition, dict) else None
+    if field is None:
+        return None
+    value = str(condition.get("value")).lower()
+    return next((known["name"] for known in field.known_values if known["value"].lower() == value), None)
 
 
 #: Words asking for a running total.
@@ -365,7 +371,7 @@ SAME_PERIOD_EARLIER = re.compile(r"\bsame\s+(?:\w+\s+)?(?:day|weekday|hour|time|
 ASKS_FOR_CHANGE = re.compile(r"\b(?:chang(?:e[sd]?|ing)|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)|grow(?:th|n)?|grew"
                              r"|rose|fell|drop(?:ped)?|differ(?:ence|ent)?)\b", re.IGNORECASE)
 #: Each a query computes per row or per period in a way a comparison of two periods cannot take as well.
-_NOT_COMPARED = ("running_total", "moving_average", "average_per", "share_of_total", "share_where")
+_NOT_COMPARED = tuple(key for key in RESHAPING if key != "compared_with_previous")
 
 
 def compares_with_previous(question: str, window: dict | None, windows: Mapping[str, WindowSpec]) -> bool:

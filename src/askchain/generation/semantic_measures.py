@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Mapping
 from askchain.generation.semantic_doubt import naming_words, words
 from askchain.generation.semantic_fit import ASKS_FOR_SHARE, ordered_instead
 from askchain.semantic.governed.naming import field_phrases, phrase_spans, phrase_words, stem
+from askchain.semantic.governed.query import RESHAPING
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
 
 if TYPE_CHECKING:
@@ -206,12 +207,6 @@ def _counts_rows(words: list[str], rest: str, rows: set[str]) -> bool:
     return at is not None and not _NOT_A_ROW_COUNT.search(" ".join([*words[:at], *words[at + 1:], rest]))
 
 
-
-#: What a query computes per row or per period that a share of a part cannot take as well.
-_NOT_A_PART_SHARE = ("share_of_total", "running_total", "moving_average", "average_per", "compared_with_previous",
-                     "share_where")
-
-
 #: Words splitting a share among the rows of something other than time ("each of the top 5", "each transaction
 #: type"), taking it of a top N ("the 10 largest holders") or averaging a ratio ("on average, what fraction of its
 #: gas limit"): no part of the rows, then.
@@ -236,7 +231,7 @@ def share_of_part_when_asked(query: dict, question: str, spec: ModelSpec) -> dic
     dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
     if not asks_for_share_of_a_part(question) or not picked or len(picked) != len(query["measures"]) \
             or any(not spec.measures[m].adds_up for m in picked) or set(dimensions) - TIME_DIMENSIONS \
-            or any(query.get(key) for key in _NOT_A_PART_SHARE):
+            or any(query.get(key) for key in RESHAPING):
         return query
     filters = query.get("filters") if isinstance(query.get("filters"), list) else []
     on_values = [f for f in filters if isinstance(f, dict) and f.get("field") in spec.dimensions

@@ -118,6 +118,8 @@ def validated(form: type[BaseModel], value, what: str):
 #: The keys askchain.generation.semantic_fit sets from the question's words, never the model: outside the grammar.
 SET_FROM_WORDS = ("percent", "running_total", "moving_average", "average_per", "share_of_total",
                   "compared_with_previous", "share_where")
+#: Of those, the keys that compute per row or per period, each in its own shape: one query takes one of them.
+RESHAPING = tuple(key for key in SET_FROM_WORDS if key != "percent")
 
 
 def _names(values: list[str]) -> dict:
