@@ -274,10 +274,10 @@ def count_threshold_when_asked(query: dict, question: str, spec: ModelSpec) -> d
     if bound is None or count is None or not set(dimensions) - TIME_DIMENSIONS \
             or any(isinstance(f, dict) and f.get("field") == count for f in filters):
         return query
-    limit = {"field": count, "op": _BOUND_OPERATORS[" ".join(bound[1].lower().split())],
-             "value": int(bound[2].replace(",", ""))}
+    bounded = {"field": count, "op": _BOUND_OPERATORS[" ".join(bound[1].lower().split())],
+               "value": int(bound[2].replace(",", ""))}
     return {**query, "measures": [*measures, count] if count not in measures else measures,
-            "filters": [*filters, limit]}
+            "filters": [*filters, bounded]}
 
 
 def _row_count(spec: ModelSpec) -> str | None:
@@ -295,8 +295,8 @@ def per_one_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
     """The model's measure of its rows per one of something ("transfers per transaction") in place of the picks,
     where the question asks how many of those rows one of them held on average ("how many token transfers did a
     transaction that moved tokens contain on average"; "on average, how many log entries did a transaction emit"):
-    a small model averages another measure per that thing. A
-    split by the one it names goes: the average is over all of them."""
+    a small model averages another measure per that thing. A split by the one it names goes: the average is over
+    all of them."""
     asked = HOW_MANY_PER_ONE.search(question)
     if asked is None or not ASKS_ON_AVERAGE.search(question) or not _picked(query, spec):
         return query

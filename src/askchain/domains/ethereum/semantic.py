@@ -22,8 +22,8 @@ def _on(field: str, value: str) -> dict:
 
 def entities(known: dict, amount_checks: tuple[Check, ...] = ()) -> list[Entry]:
     """Entries for the well-known addresses; a token's carry the token-amount checks (decimals from `tokens`); a
-    token's, a collection's and a builder's the filter on its address a semantic query naming it takes (a small
-    model ranks every token's transfers for "the address that received the most USDC")."""
+    token's and a collection's the filter on its symbol, a builder's on its address, that a semantic query naming it
+    takes (a small model ranks every token's transfers for "the address that received the most USDC")."""
     made = []
     for token in known["erc20"]:
         made.append(Entry(
