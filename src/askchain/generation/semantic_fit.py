@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from askchain.pipeline.limits import SOME_ROWS, question_numbers
 from askchain.semantic.governed.naming import columns_read, field_phrases, names_phrase, phrase_words
-from askchain.semantic.governed.query import RESHAPING
+from askchain.semantic.governed.query import reshaped_besides
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
 
 if TYPE_CHECKING:
@@ -370,8 +370,6 @@ SAME_PERIOD_EARLIER = re.compile(r"\bsame\s+(?:\w+\s+)?(?:day|weekday|hour|time|
 #: Words asking how much a figure changed from one period to the next: its percentage change beside both.
 ASKS_FOR_CHANGE = re.compile(r"\b(?:chang(?:e[sd]?|ing)|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)|grow(?:th|n)?|grew"
                              r"|rose|fell|drop(?:ped)?|differ(?:ence|ent)?)\b", re.IGNORECASE)
-#: Each a query computes per row or per period in a way a comparison of two periods cannot take as well.
-_NOT_COMPARED = tuple(key for key in RESHAPING if key != "compared_with_previous")
 
 
 def compares_with_previous(question: str, window: dict | None, windows: Mapping[str, WindowSpec]) -> bool:
@@ -401,7 +399,7 @@ def compared_with_previous_when_asked(query: dict, question: str, window: dict |
     measures = query.get("measures") if isinstance(query.get("measures"), list) else []
     dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
     if not (measures and compares_with_previous(question, window, windows)) \
-            or any(query.get(key) for key in _NOT_COMPARED):
+            or reshaped_besides(query, "compared_with_previous"):
         return query
     split = set(dimensions) & TIME_DIMENSIONS
     asked_apart = ASKS_FOR_TIME.search(_COMPARISON_WORDS.sub(" ", question))

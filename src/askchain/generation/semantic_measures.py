@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Mapping
 from askchain.generation.semantic_doubt import naming_words, words
 from askchain.generation.semantic_fit import ASKS_FOR_SHARE, ordered_instead
 from askchain.semantic.governed.naming import field_phrases, phrase_spans, phrase_words, stem
-from askchain.semantic.governed.query import RESHAPING
+from askchain.semantic.governed.query import reshaped_besides
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
 
 if TYPE_CHECKING:
@@ -231,7 +231,7 @@ def share_of_part_when_asked(query: dict, question: str, spec: ModelSpec) -> dic
     dimensions = query.get("dimensions") if isinstance(query.get("dimensions"), list) else []
     if not asks_for_share_of_a_part(question) or not picked or len(picked) != len(query["measures"]) \
             or any(not spec.measures[m].adds_up for m in picked) or set(dimensions) - TIME_DIMENSIONS \
-            or any(query.get(key) for key in RESHAPING):
+            or reshaped_besides(query):
         return query
     filters = query.get("filters") if isinstance(query.get("filters"), list) else []
     on_values = [f for f in filters if isinstance(f, dict) and f.get("field") in spec.dimensions

@@ -14,7 +14,7 @@ from boring_semantic_layer.safe_eval import safe_eval
 
 from askchain.errors import SemanticQueryError
 from askchain.semantic.governed.ordering import ordered_and_limited, sort_keys
-from askchain.semantic.governed.query import SemanticQuery
+from askchain.semantic.governed.query import SemanticQuery, reshaped_besides
 from askchain.semantic.governed.reading import TIME_DIMENSIONS, ModelSpec
 
 #: The column naming each period in a comparison of `rows`.
@@ -44,7 +44,7 @@ def compared_with_previous(model, query: SemanticQuery, spec: ModelSpec, periods
 def _reject_what_a_comparison_cannot_take(query: SemanticQuery, spec: ModelSpec) -> None:
     if spec.time is None or not query.measures:
         raise SemanticQueryError("a comparison of two periods needs a measure and a model with a time column")
-    if query.running_total or query.moving_average or query.average_per or query.share_of_total or query.share_where:
+    if reshaped_besides(query, "compared_with_previous"):
         raise SemanticQueryError("a comparison of two periods cannot be asked with a running total, a moving average, "
                                  "an average per period or a share of the total or of a part")
     split = set(query.dimensions) & TIME_DIMENSIONS

@@ -13,7 +13,7 @@ from boring_semantic_layer.query import Filter
 
 from askchain.errors import SemanticQueryError
 from askchain.semantic.governed.ordering import ordered_and_limited
-from askchain.semantic.governed.query import SemanticQuery
+from askchain.semantic.governed.query import SemanticQuery, reshaped_besides
 from askchain.semantic.governed.reading import ModelSpec
 from askchain.semantic.governed.steps import StepRef
 
@@ -51,8 +51,7 @@ def _reject_what_a_part_share_cannot_take(query: SemanticQuery, spec: ModelSpec)
     if apart:
         raise SemanticQueryError(f"'{apart[0]}' does not add up over rows (a mean, a share or a distinct count): a "
                                  "part of the rows holds no share of it")
-    if query.running_total or query.moving_average or query.average_per or query.share_of_total \
-            or query.compared_with_previous:
+    if reshaped_besides(query, "share_where"):
         raise SemanticQueryError("a share of a part cannot be asked with a running total, a moving average, an "
                                  "average per period, a share of the total or a comparison of periods")
     for condition in query.share_where:

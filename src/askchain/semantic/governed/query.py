@@ -122,6 +122,12 @@ SET_FROM_WORDS = ("percent", "running_total", "moving_average", "average_per", "
 RESHAPING = tuple(key for key in SET_FROM_WORDS if key != "percent")
 
 
+def reshaped_besides(query: SemanticQuery | dict, key: str | None = None) -> list[str]:
+    """The reshaping keys a query (as compiled, or as the model wrote it) sets besides `key`."""
+    value = query.get if isinstance(query, dict) else (lambda name: getattr(query, name))
+    return [name for name in RESHAPING if name != key and value(name)]
+
+
 def _names(values: list[str]) -> dict:
     return {"type": "string", "enum": values} if values else {"type": "string", "enum": [""]}
 
