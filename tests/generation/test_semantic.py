@@ -11,7 +11,8 @@ import pytest
 from askchain.config import get_settings
 from askchain.domain import get_domain
 from askchain.generation.context import GenerationContext, SemanticContext, SemanticExample
-from askchain.generation.semantic import load_examples, nearest_examples, normalised, reply_schema, semantic
+from askchain.generation.semantic import (
+    QuestionFit, compile_reply, load_examples, nearest_examples, normalised, reply_schema, semantic)
 from askchain.llm.fake import ScriptedModel
 
 FAILED_SHARE = {"model": "transactions", "measures": ["failed_share"], "dimensions": [],
@@ -244,3 +245,18 @@ def test_a_question_asking_the_share_of_a_part_is_told_how_to_write_it_and_the_p
     each_type = replace(ctx, question="What percentage of transactions in the last 7 days used each type?")
     semantic(each_type, scripted, cfg, 1, None)  # each row's share of a split: no part
     assert "divides the part" not in scripted.requests[-1].messages[-1][1]
+
+
+def test_each_step_of_a_plan_that_ranks_first_is_fitted_to_its_own_clause(model):
+    """The day is ranked by the ETH its first clause names, not by the fraction the next clause asks for, which the
+    later step keeps; both steps keep the window the whole question names."""
+    window = {"name": "last_n_days", "n": 7}
+    share = {"model": "transactions", "measures": ["burned_share_of_fees"], "dimensions": ["day"], "window": window}
+    ranked = {**share, "order_by": [{"field": "burned_share_of_fees", "direction": "desc"}], "limit": 1}
+    that_day = {**share, "filters": [{"field": "day", "op": "in", "value": {"step": 1}}]}
+    question = "Which day of the last 7 days burned the most ETH, and what fraction of that day's fees was burned?"
+    fit = QuestionFit(SemanticContext(model, plans=True, window=window), question)
+    compiled, error = compile_reply(model, json.dumps({"steps": [ranked, that_day]}), fit)
+    first, then = compiled.query.steps
+    assert error is None and first.measures == ["burned_eth"] and then.measures == ["burned_share_of_fees"]
+    assert compiled.sql.count("INTERVAL 7 DAY") == 2

@@ -11,6 +11,7 @@ from askchain.domain import get_domain
 from askchain.generation.context import SemanticContext
 from askchain.generation.semantic import as_picked, fitted_to
 from askchain.generation.semantic_fit import (
+    step_questions,
     RULES, a_series_of_what_was_found, asks_for_days, averaged_per_period_when_asked, compared_with_previous_when_asked,
     each_listed_value_when_asked,
     either_value_of_one_field, every_row_unless_a_count_is_asked, fitted, in_the_window_named, no_value_as_null,
@@ -521,3 +522,33 @@ def test_a_grouping_by_the_named_entitys_field_labels_it_and_takes_its_filter():
     assert with_the_filters_named(grouped, (named,), spec)["filters"] == [named]
     by_status = {**ETH_MOVED, "dimensions": ["status"]}  # a status split sets the statuses against each other
     assert with_the_filters_named(by_status, (SUCCESSFUL,), TRANSACTIONS) == by_status
+
+
+TOP_DAY = {"model": "transactions", "measures": ["burned_eth"], "dimensions": ["day"], "limit": 1,
+           "order_by": [{"field": "burned_eth", "direction": "desc"}]}
+THAT_DAY = {"model": "transactions", "measures": ["burned_share_of_fees"], "dimensions": ["day"],
+            "filters": [{"field": "day", "op": "in", "value": {"step": 1}}]}
+
+
+@pytest.mark.parametrize("question, first, rest", [
+    ("Which day of the last 7 days burned the most ETH, and what fraction of its fees was burned?",
+     "Which day of the last 7 days burned the most ETH", "what fraction of its fees was burned?"),
+    ("For the 3 days with the most burn in the last 30 days, how much was tipped?",
+     "For the 3 days with the most burn in the last 30 days", "how much was tipped?"),
+    ("Of the tokens with 6 decimals, which day had the most burn, and in that period how much was tipped?",
+     "Of the tokens with 6 decimals, which day had the most burn", "how much was tipped?"),  # the clause that ranks
+    ("Which 2 days burned the most, and for each, how much was tipped?", "Which 2 days burned the most",
+     "how much was tipped?"),
+])
+def test_a_plan_ranking_first_answers_its_first_clause_then_the_rest(question, first, rest):
+    assert step_questions({"steps": [TOP_DAY, THAT_DAY]}, question) == {1: first, 2: rest}
+
+
+@pytest.mark.parametrize("plan, question", [
+    ({"steps": [{**TOP_DAY, "limit": None}, THAT_DAY]}, "Which day burned most, and how much was tipped?"),  # no top
+    ({"steps": [TOP_DAY, {**THAT_DAY, "filters": []}]}, "Which day burned most, and how much was tipped?"),  # unlinked
+    ({"steps": [TOP_DAY, THAT_DAY]}, "How much was burned and tipped on the day with the most burn?"),  # one clause
+    ({"steps": "two"}, "Which day burned most, and how much was tipped?"),  # malformed: the layer says why
+])
+def test_other_plans_answer_the_whole_question_with_every_step(plan, question):
+    assert step_questions(plan, question) == {}

@@ -8,7 +8,8 @@ import pytest
 from askchain.domain import get_domain
 from askchain.generation.semantic_measures import (
     count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length,
-    asks_for_share_of_a_part, count_threshold_when_asked, per_one_when_asked, share_of_part_when_asked, unit_asked)
+    asks_for_share_of_a_part, count_threshold_when_asked, per_one_when_asked, share_of_part_when_asked, share_only_when_asked,
+    unit_asked)
 
 MODEL = get_domain("ethereum").semantic_model()
 BLOCKS, WITHDRAWALS, TRANSACTIONS = (MODEL.specs[name] for name in ("blocks", "withdrawals", "transactions"))
@@ -256,3 +257,26 @@ def test_a_measure_per_one_is_named_by_the_last_words_of_its_phrase_the_average_
 ])
 def test_no_measure_per_one_where_none_is_asked_or_the_model_has_none(question):
     assert per_one_when_asked(TRANSFERS_PER_HASH, question, MODEL.specs["token_transfers"]) == TRANSFERS_PER_HASH
+
+
+BURNED_MOST = "Which day of the last 7 days burned the most ETH?"
+
+
+def test_a_share_the_question_never_asks_for_gives_way_to_the_measure_it_names():
+    picked = query("transactions", "burned_share_of_fees", dimensions=["day"], limit=1,
+                   order_by=[{"field": "burned_share_of_fees", "direction": "desc"}])
+    assert share_only_when_asked(picked, BURNED_MOST, TRANSACTIONS) == {
+        **picked, "measures": ["burned_eth"], "order_by": [{"field": "burned_eth", "direction": "desc"}]}
+
+
+@pytest.mark.parametrize("model, measure, question", [
+    ("transactions", "burned_share_of_fees", "What fraction of the fees paid yesterday was burned?"),
+    ("transactions", "failed_share", "What was the failure rate of transactions yesterday?"),
+    ("transactions", "failed_percentage", "What % of transactions failed yesterday?"),
+    ("blocks", "avg_fullness", "What was the block utilization yesterday?"),  # the share's own phrase
+    ("transactions", "burned_eth", BURNED_MOST),  # no share picked
+    ("transactions", "failed_share", "What happened yesterday?"),  # no other measure named: left to doubt
+])
+def test_a_share_asked_by_any_word_or_named_by_its_own_phrases_is_kept(model, measure, question):
+    picked = query(model, measure)
+    assert share_only_when_asked(picked, question, MODEL.specs[model]) == picked

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
@@ -23,11 +23,11 @@ from askchain.generation.semantic_doubt import (
 from askchain.generation.semantic_fit import (
     averaged_per_period_when_asked, compared_with_previous_when_asked, compares_with_previous, fitted,
     in_the_window_named, moving_average_when_asked, plan_fitted, running_total_when_asked, share_of_total_when_asked,
-    window_stated, with_the_filters_named)
+    step_questions, window_stated, with_the_filters_named)
 from askchain.generation.semantic_measures import (
     asks_for_share_of_a_part, count_threshold_when_asked, per_one_when_asked,
     count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length,
-    share_of_part_when_asked)
+    share_of_part_when_asked, share_only_when_asked)
 from askchain.prompts import load_prompt
 from askchain.semantic.governed.plans import MAX_STEPS, compile_plan, is_plan
 from askchain.semantic.governed.reading import TIME_DIMENSIONS
@@ -162,16 +162,14 @@ def _compiled_replies(ctx: GenerationContext, context: SemanticContext, model: C
     budget = cfg.max_tokens * (MAX_STEPS if context.plans else 1)  # a plan writes up to MAX_STEPS queries
     completion = model.complete(prompt, temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=budget,
                                 n=cfg.n, seed=seed, json_schema=schema)
-    fitting = cfg.options.get("fit_to_question", True)
-    fit = (lambda query, window=True: fitted_to(context, query, ctx.question, window)) if fitting else None
-    fit_plan = (lambda plan: plan_fitted(plan, ctx.question)) if fitting else None
+    fit = QuestionFit(context, ctx.question) if cfg.options.get("fit_to_question", True) else None
     candidates, failed = [], False
     for text in completion.texts:
-        compiled, error = compile_reply(context.model, text, fit, fit_plan)
+        compiled, error = compile_reply(context.model, text, fit)
         for _ in range(int(cfg.options.get("revisions", 1)) if error else 0):
             text = model.complete(_revision(prompt, text, error), temperature=0.0, max_tokens=budget,
                                   seed=seed, json_schema=schema).text
-            compiled, error = compile_reply(context.model, text, fit, fit_plan)
+            compiled, error = compile_reply(context.model, text, fit)
             if not error:
                 break
         failed = failed or error is not None
@@ -201,7 +199,8 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     named = window or not window_stated(query.get("window"), question)
     query = in_the_window_named(query, context.window if named and spec is not None and spec.time else None)
     if spec is not None:
-        query = dimension_named_at_length(measure_named_at_length(query, question, spec), question, spec)
+        query = share_only_when_asked(measure_named_at_length(query, question, spec), question, spec)
+        query = dimension_named_at_length(query, question, spec)
         query = per_one_when_asked(measure_in_the_unit_asked(query, question, spec), question, spec)
         query = running_total_when_asked(with_the_filters_named(query, context.filters, spec), question, spec)
         query = moving_average_when_asked(query, question, spec)
@@ -216,11 +215,38 @@ def fitted_to(context: SemanticContext, query: dict, question: str, window: bool
     return compared_with_previous_when_asked(query, question, context.compared, context.model.windows)
 
 
-def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] | None = None,
-                  fit_plan: Callable[[dict], dict] | None = None):
-    """(compiled query, None), (None, the layer's reason) or (None, None) for a question that needs SQL; `fit`
-    fits the query (each step of a plan, after `fit_plan` fits the plan) to its question first
-    (askchain.generation.semantic_fit)."""
+@dataclass(frozen=True)
+class QuestionFit:
+    """How a reply is fitted to its question: a query to the question's words (`fitted_to`); a plan as a whole
+    (askchain.generation.semantic_fit.plan_fitted), then each step to the clause it answers
+    (askchain.generation.semantic_fit.step_questions) in the window the whole question names."""
+
+    context: SemanticContext
+    question: str
+
+    def query(self, query: dict, window: bool = True) -> dict:
+        return fitted_to(self.context, query, self.question, window)
+
+    def plan(self, plan: dict) -> tuple[dict, Callable[[dict, int], dict]]:
+        """The plan fitted as a whole, and the fit of its step `number`."""
+        plan = plan_fitted(plan, self.question)
+        clauses, one_window = step_questions(plan, self.question), _one_window(plan)
+
+        def step(query: dict, number: int) -> dict:
+            whole = fitted_to(self.context, query, self.question, one_window)
+            if number not in clauses or not isinstance(query, dict):
+                return whole
+            own = fitted_to(self.context, query, clauses[number], one_window)
+            # a clause asking about the rows found names no period ("how much did they burn"): the question does
+            own = {key: value for key, value in own.items() if key != "window"}
+            return {**own, "window": whole["window"]} if "window" in whole else own
+
+        return plan, step
+
+
+def compile_reply(model: SemanticModel, text: str, fit: QuestionFit | None = None):
+    """(compiled query, None), (None, the layer's reason) or (None, None) for a question that needs SQL; `fit` fits
+    the query, or the plan and then each of its steps, to its question first (askchain.generation.semantic_fit)."""
     try:
         reply = json.loads(text)
     except ValueError:
@@ -229,10 +255,9 @@ def compile_reply(model: SemanticModel, text: str, fit: Callable[[dict], dict] |
         return None, None
     try:
         if is_plan(reply):
-            reply = fit_plan(reply) if fit_plan else reply
-            one_window = _one_window(reply)
-            return compile_plan(model, reply, lambda query: normalised(fit(query, one_window) if fit else query)), None
-        reply = normalised(fit(reply) if fit else reply)
+            reply, fit_step = fit.plan(reply) if fit else (reply, lambda query, number: query)
+            return compile_plan(model, reply, lambda query, number: normalised(fit_step(query, number))), None
+        reply = normalised(fit.query(reply) if fit else reply)
         return model.compile(reply), None
     except SemanticQueryError as exc:
         return None, str(exc)

@@ -41,6 +41,9 @@ question never asks for. Each rule is one function over the query (a dict as the
 - In a plan, a later step taking the values of an earlier step's rows answers for each of them, unless the question
   asks for them together ("how much did they send together", "combined") and never for each: then the step is not
   grouped by those values and answers with their one total (`together_when_asked`, applied alike).
+- In a plan that ranks a few rows first and then asks about them, the first step answers the question's first clause
+  and the later steps the clauses after it (`step_questions`, read by askchain.generation.semantic, which fits each
+  step to its own words and takes the window from the whole question).
 """
 
 from __future__ import annotations
@@ -527,6 +530,30 @@ def together_when_asked(plan: dict, question: str) -> dict:
         kept = [d for d in step.get("dimensions") or [] if d not in taken]
         ungrouped.append({**step, "dimensions": kept} if taken and "dimensions" in step else step)
     return {**plan, "steps": ungrouped, "each": False}
+
+
+#: Where a question's clause choosing rows ends and the clauses asking about those rows begin: a comma, then "how",
+#: "what", "which" or "who" (after an "and", a "for each" or an "in that period").
+CLAUSE_BREAK = re.compile(
+    r",\s+(?:and\s+)?(?:(?:for\s+(?:each|every)(?:\s+of\s+them)?|in\s+that\s+period|over\s+th(?:at|ose)\s+(?:\d+\s+)?\w+)"
+    r"\s*,?\s+)?(?=(?:how|what|which|who)\b)", re.IGNORECASE)
+
+
+def step_questions(plan: dict, question: str) -> dict[int, str]:
+    """The words each step of a plan answers, where its first step ranks and keeps a few rows and every later step
+    takes their values: the first step the question's first clause that ranks ("Which day of the last 14 days burned
+    the most ETH"), the later steps the clauses after it ("how much did it burn, and what fraction of that day's fees
+    was burned"); fitted to the whole question, a step takes words meant for another (the fraction, for the day
+    ranked by its burn). Empty for other plans (two windows side by side answer the whole question each)."""
+    steps = _plan_steps(plan)
+    if not steps or len(steps) < 2 or not steps[0].get("limit") \
+            or not all(any(earlier == 1 for _, earlier in _links(step)) for step in steps[1:]):
+        return {}
+    for clause_break in CLAUSE_BREAK.finditer(question):
+        first, rest = question[:clause_break.start()], question[clause_break.end():]
+        if RANKS.search(first):
+            return {1: first, **{number: rest for number in range(2, len(steps) + 1)}}
+    return {}
 
 
 #: The rules over a whole plan, before its steps are fitted one by one.

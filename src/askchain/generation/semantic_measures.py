@@ -19,6 +19,8 @@ question and the query's model; askchain.generation.semantic applies them.
 - Where the question asks what share of something a part of it holds ("what share of ERC-721 transfers were mints")
   and the query counts or sums it, filtered to the part, without a split but by time, the filter the question
   names last is the part whose share is asked (`share_of_part_when_asked`).
+- A share (a fraction or a percentage) the question asks for by no word is replaced by the measure it names most
+  (`share_only_when_asked`): the burned share of fees picked for "which day burned the most ETH" is the ETH burned.
 - Where the question asks for an amount in a unit ("how much ETH", "in gwei", "as a fraction") that no measure or
   dimension picked is in, the model's measure in that unit whose words the question names most replaces the picks
   (a mean only where it asks for an average, an extreme only where it asks for one); a count picked stays beside it
@@ -158,17 +160,47 @@ def measure_in_the_unit_asked(query: dict, question: str, spec: ModelSpec) -> di
                                                   if isinstance(d, str) and d in spec.dimensions]
     if any(f.unit == unit for f in fields):
         return query
-    asked = words(question) - {stem(row) for row in spec.rows}  # the rows it counts name no one measure of them
-    scores = {m: len(naming_words(spec.measures[m]) & asked)
-              for m in _aggregation_asked([m for m, f in spec.measures.items() if f.unit == unit], question, spec)}
-    best = max(scores.values(), default=0)
-    chosen = [m for m, score in scores.items() if score == best]
-    if len(chosen) != 1:  # none in the unit, or a tie (every one named by no word, where there are several)
+    chosen = _named_most([m for m, f in spec.measures.items() if f.unit == unit], question, spec)
+    if chosen is None:  # none in the unit, or a tie (every one named by no word, where there are several)
         return query
     kept = {m for m in picked if spec.measures[m].counts} if ASKS_HOW_MANY.search(question) else set()
-    replaced = _replaced(query, set(picked) - kept, chosen[0])
+    replaced = _replaced(query, set(picked) - kept, chosen)
     measures = replaced["measures"]
-    return replaced if chosen[0] in measures else {**replaced, "measures": [*measures, chosen[0]]}
+    return replaced if chosen in measures else {**replaced, "measures": [*measures, chosen]}
+
+
+def _named_most(measures: list[str], question: str, spec: ModelSpec) -> str | None:
+    """Of `measures`, those aggregating as the question asks, the only one, or the one sharing most naming words with
+    the question besides the word for the model's rows (which names no one measure of them); None for a tie."""
+    asked = words(question) - {stem(row) for row in spec.rows}
+    scores = {m: len(naming_words(spec.measures[m]) & asked) for m in _aggregation_asked(measures, question, spec)}
+    best = max(scores.values(), default=0)
+    chosen = [m for m, score in scores.items() if score == best]
+    return chosen[0] if len(chosen) == 1 else None
+
+
+#: Words asking for a share in any form: a share, fraction, proportion, percentage, ratio or rate, or an amount
+#: relative to another ("out of", "relative to").
+ASKS_FOR_ANY_SHARE = re.compile(r"\b(?:share|fraction|proportion|portion|per\s?cent(?:age)?|ratio|rate|how\s+often)s?\b"
+                                r"|%|\bout\s+of\b|\brelative\s+to\b|\bcompared\s+to\s+the\s+(?:gas\s+)?limit\b",
+                                re.IGNORECASE)
+
+
+def share_only_when_asked(query: dict, question: str, spec: ModelSpec) -> dict:
+    """In place of a share the question never asks for, by any word for a share or by the share's own phrases
+    ("utilization", "how full"), the model's measure that is no share and whose words the question names most (one
+    named by at least one word): a small model picks the ready-made share beside the amount the question names ("which
+    day burned the most ETH": the burned share of fees)."""
+    picked = _picked(query, spec)
+    asked = phrase_words(question)
+    unasked = {m for m in picked if spec.measures[m].is_share
+               and not phrase_spans(field_phrases(spec.measures[m]), asked)}
+    if not unasked or ASKS_FOR_ANY_SHARE.search(question):
+        return query
+    chosen = _named_most([m for m, f in spec.measures.items() if not f.is_share], question, spec)
+    if chosen is None or not naming_words(spec.measures[chosen]) & words(question):
+        return query
+    return _replaced(query, unasked, chosen)
 
 
 #: "How many", the three words after it (the noun it counts among them: "how many blob transactions") and the rest

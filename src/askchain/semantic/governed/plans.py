@@ -81,13 +81,14 @@ def is_plan(query) -> bool:
 
 
 def compile_plan(model: Layer, plan: SemanticPlan | dict,
-                 fit: Callable[[dict], dict] | None = None) -> CompiledPlan:
-    """The plan's steps compiled one by one (each fitted by `fit` first), then composed into one query."""
+                 fit: Callable[[dict, int], dict] | None = None) -> CompiledPlan:
+    """The plan's steps compiled one by one (each fitted first by `fit`, given the step and its number), then
+    composed into one query."""
     plan = validated(SemanticPlan, plan, "plan")
     steps: list[_Step] = []
     readings: list[str] = []
     for number, query in enumerate(plan.steps, 1):
-        query = SemanticQuery.model_validate(fit(query.model_dump(exclude_defaults=True)) if fit else query)
+        query = SemanticQuery.model_validate(fit(query.model_dump(exclude_defaults=True), number) if fit else query)
         _found_sets(query, steps)
         query = _linked_by_name(model, query, steps)
         query = _grouped_by_links(query, steps) if plan.each else query
