@@ -11,12 +11,12 @@ from askchain.domain import get_domain
 from askchain.generation.context import SemanticContext
 from askchain.generation.semantic import as_picked, fitted_to
 from askchain.generation.semantic_fit import (
-    step_questions,
     RULES, a_series_of_what_was_found, asks_for_days, averaged_per_period_when_asked, compared_with_previous_when_asked,
     each_listed_value_when_asked,
     either_value_of_one_field, every_row_unless_a_count_is_asked, fitted, in_the_window_named, no_value_as_null,
     moving_average_when_asked, one_row_only_when_ranked, percent_when_a_percentage_is_asked, running_total_when_asked,
-    series_in_time_order, share_of_total_when_asked, together_when_asked, total_unless_a_series_is_asked,
+    series_in_time_order, share_of_total_when_asked, step_questions, together_when_asked,
+    total_unless_a_series_is_asked,
     whole_table_unless_a_time_is_named, window_stated, with_the_filters_named,
 )
 from askchain.semantic import compared_window, named_filters, named_window

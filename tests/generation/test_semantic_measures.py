@@ -8,8 +8,8 @@ import pytest
 from askchain.domain import get_domain
 from askchain.generation.semantic_measures import (
     count_when_asked, dimension_named_at_length, measure_in_the_unit_asked, measure_named_at_length,
-    asks_for_share_of_a_part, count_threshold_when_asked, per_one_when_asked, share_of_part_when_asked, share_only_when_asked,
-    unit_asked)
+    asks_for_share_of_a_part, count_threshold_when_asked, per_one_when_asked, share_of_part_when_asked,
+    share_only_when_asked, unit_asked)
 
 MODEL = get_domain("ethereum").semantic_model()
 BLOCKS, WITHDRAWALS, TRANSACTIONS = (MODEL.specs[name] for name in ("blocks", "withdrawals", "transactions"))
